@@ -1,0 +1,139 @@
+//! What a device can do, read from `client.properties()`, never guessed.
+
+use crate::BackendKind;
+use cubecl::features::Plane;
+use cubecl::ir::{ElemType, FloatKind, StorageType};
+use cubecl::prelude::*;
+use std::fmt;
+
+/// Plane (warp / subgroup) facts of a device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlaneSupport {
+    /// Smallest plane width the device may use (8 on lavapipe, 32 on NVIDIA).
+    pub min: u32,
+    /// Largest plane width the device may use (64 on some AMD).
+    pub max: u32,
+    /// Whether the runtime advertises plane operations (`Plane::Ops`). lavapipe does not,
+    /// even though its subgroups work; cubeport trusts the advertisement.
+    pub ops: bool,
+}
+
+impl PlaneSupport {
+    /// The fixed plane width, when `min == max` (plane kernels need one).
+    pub fn fixed_width(&self) -> Option<u32> {
+        (self.min == self.max && self.min > 0).then_some(self.min)
+    }
+}
+
+/// Device capabilities the variant selectors may rely on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Caps {
+    /// Which backend the client belongs to.
+    pub backend: BackendKind,
+    /// cubecl's runtime name (`cuda`, `wgpu<wgsl>`, `wgpu<spirv>`).
+    pub runtime_name: &'static str,
+    /// Plane width and whether plane ops are advertised.
+    pub plane: PlaneSupport,
+    /// `half::f16` storage and arithmetic.
+    pub f16: bool,
+    /// `half::bf16` storage and arithmetic (never on WGSL).
+    pub bf16: bool,
+    /// Largest shared memory per cube, bytes.
+    pub max_shared_bytes: usize,
+    /// Largest cube count per dimension.
+    pub max_cube_count: [u32; 3],
+    /// Largest cube dimension per axis.
+    pub max_cube_dim: [u32; 3],
+    /// Largest number of units in one cube.
+    pub max_units_per_cube: u32,
+    /// Streaming multiprocessors, where the runtime reports them.
+    pub num_sms: Option<u32>,
+    /// Whether any cmma (tensor-core) configuration is available.
+    pub tensor_cores: bool,
+    /// Widest vector (in scalars) the runtime accepts.
+    pub max_vector_size: usize,
+    /// Largest single allocation, bytes.
+    pub max_alloc_bytes: u64,
+    /// Whether `client.profile` times on the device (`true`) or with host clocks.
+    pub device_timing: bool,
+}
+
+impl Caps {
+    /// Reads the capabilities of `client`.
+    pub fn of<R: Runtime>(client: &ComputeClient<R>, backend: BackendKind) -> Self {
+        let props = client.properties();
+        let hw = &props.hardware;
+        let float = |kind| StorageType::Scalar(ElemType::Float(kind));
+        let supports = |kind| props.supports_type(float(kind));
+        let (cx, cy, cz) = hw.max_cube_count;
+        let (dx, dy, dz) = hw.max_cube_dim;
+        Caps {
+            backend,
+            runtime_name: R::name(client),
+            plane: PlaneSupport {
+                min: hw.plane_size_min,
+                max: hw.plane_size_max,
+                ops: props.features.plane.contains(Plane::Ops),
+            },
+            f16: supports(FloatKind::F16),
+            bf16: supports(FloatKind::BF16),
+            max_shared_bytes: hw.max_shared_memory_size,
+            max_cube_count: [cx, cy, cz],
+            max_cube_dim: [dx, dy, dz],
+            max_units_per_cube: hw.max_units_per_cube,
+            num_sms: hw.num_streaming_multiprocessors,
+            tensor_cores: !props.features.matmul.cmma.is_empty(),
+            max_vector_size: hw.max_vector_size as usize,
+            max_alloc_bytes: props.memory.max_page_size,
+            device_timing: matches!(props.timing_method, cubecl::benchmark::TimingMethod::Device),
+        }
+    }
+
+    /// Vector widths (in scalars) worth using for elements of `elem_bytes` bytes, widest first:
+    /// at most 16 bytes per access and at most [`Caps::max_vector_size`] lanes.
+    pub fn vector_sizes(&self, elem_bytes: usize) -> Vec<usize> {
+        let widest = (16 / elem_bytes.max(1)).min(self.max_vector_size).max(1);
+        let mut sizes = Vec::new();
+        let mut n = widest.next_power_of_two();
+        if n > widest {
+            n /= 2;
+        }
+        while n >= 1 {
+            sizes.push(n);
+            n /= 2;
+        }
+        sizes
+    }
+}
+
+impl fmt::Display for Caps {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plane = if self.plane.min == self.plane.max {
+            format!("{}", self.plane.min)
+        } else {
+            format!("{}..{}", self.plane.min, self.plane.max)
+        };
+        write!(
+            f,
+            "{} ({}): plane {plane}{}, shared {} KiB, f16 {}, bf16 {}, tensor cores {}, SMs {}, \
+             max vector {}, max alloc {} MiB, cube count {:?}, timing {}",
+            self.backend,
+            self.runtime_name,
+            if self.plane.ops { " (ops advertised)" } else { " (ops not advertised)" },
+            self.max_shared_bytes / 1024,
+            yes(self.f16),
+            yes(self.bf16),
+            yes(self.tensor_cores),
+            self.num_sms.map_or("?".to_string(), |n| n.to_string()),
+            self.max_vector_size,
+            self.max_alloc_bytes >> 20,
+            self.max_cube_count,
+            if self.device_timing { "device" } else { "host" },
+        )
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}

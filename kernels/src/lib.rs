@@ -1,0 +1,9 @@
+//! cubeport's `#[cube]` kernels. No host code lives here: no `Runtime`, no `ComputeClient`,
+//! no allocation, no shape checks. Each kernel documents its thread mapping and the
+//! preconditions its host launcher in the `cubeport` crate establishes.
+//!
+//! Kernels adapt to the device through comptime parameters and the runtime `PLANE_DIM`;
+//! none assumes a plane width of 32.
+#![allow(missing_docs)] // the #[cube] macro generates undocumented items
+
+pub mod activation;

@@ -1,0 +1,384 @@
+//! `cubeport`: check every kernel on every backend found and print one table.
+//!
+//! ```text
+//! cubeport                 # = cubeport check: every kernel × backend × dtype, vs the f64 reference
+//! cubeport devices         # backends compiled in, devices found, capabilities
+//! cubeport check --backend wgpu --elems 1048581
+//! ```
+//! The exit status is 0 only when every row is within tolerance and the backends agree.
+
+use clap::{Parser, Subcommand};
+use cubeport::backends::{self, BackendKind, BackendStatus};
+use cubeport::cubecl::prelude::*;
+use cubeport::reference::{self, Tolerance};
+use cubeport::testing::{compare, poisoned, seeded, to_f64};
+use cubeport::{Activation, DType, DeviceTensor, Element, Error, GeluApprox, caps_of};
+use std::io::{IsTerminal, Write};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+#[derive(Parser)]
+#[command(name = "cubeport", version, about = "Check cubeport's GPU kernels on every backend against an f64 CPU reference")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every kernel on every backend, compare with the reference and across backends (default).
+    Check(CheckArgs),
+    /// List backends, devices and capabilities.
+    Devices,
+}
+
+#[derive(clap::Args, Default)]
+struct CheckArgs {
+    /// Only this backend (`cuda` or `wgpu`); default: every backend that has a device.
+    #[arg(long)]
+    backend: Option<String>,
+    /// Elements per tensor; default 32M + 5 on GPUs, 1M + 5 on CPU adapters (ragged on purpose).
+    #[arg(long)]
+    elems: Option<usize>,
+    /// Skip timing (correctness only).
+    #[arg(long)]
+    no_time: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command.unwrap_or(Command::Check(CheckArgs::default())) {
+        Command::Devices => devices(),
+        Command::Check(args) => check(args),
+    }
+}
+
+fn devices() -> ExitCode {
+    let mut any = false;
+    for BackendStatus { kind, device } in backends::available() {
+        match device {
+            Ok(desc) => {
+                any = true;
+                println!("{kind}: {desc}");
+                match caps_for(kind) {
+                    Ok(caps) => println!("  {caps}"),
+                    Err(e) => println!("  client failed: {e}"),
+                }
+            }
+            Err(e) => println!("{kind}: unavailable: {e}"),
+        }
+    }
+    if any { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn caps_for(kind: BackendKind) -> Result<cubeport::Caps, Error> {
+    match kind {
+        #[cfg(feature = "cuda")]
+        BackendKind::Cuda => Ok(caps_of(&backends::cuda_client()?)),
+        #[cfg(feature = "wgpu")]
+        BackendKind::Wgpu => Ok(caps_of(&backends::wgpu_client()?)),
+        other => Err(backends::BackendError::NotCompiled(other).into()),
+    }
+}
+
+/// One kernel case of the table.
+#[derive(Clone, Copy)]
+struct Case {
+    act: Activation,
+    /// `None`: bias as long as the input (flat); `Some(row_len)`: one bias row broadcast.
+    row_len: Option<usize>,
+    dtype: DType,
+}
+
+impl Case {
+    fn shape(&self, elems: usize) -> Vec<usize> {
+        match self.row_len {
+            None => vec![elems],
+            Some(r) => vec![elems.div_ceil(r), r],
+        }
+    }
+    fn bias_shape(&self, elems: usize) -> Vec<usize> {
+        match self.row_len {
+            None => vec![elems],
+            Some(r) => vec![r],
+        }
+    }
+    /// Bytes the op must move: input + bias read once, output written once.
+    fn bytes(&self, elems: usize) -> usize {
+        let n: usize = self.shape(elems).iter().product();
+        let b: usize = self.bias_shape(elems).iter().product();
+        (2 * n + b) * self.dtype.size()
+    }
+}
+
+fn cases(kinds: &[BackendKind]) -> Vec<Case> {
+    let acts = [
+        Activation::Identity,
+        Activation::ReluScale { scale: 0.5 },
+        Activation::Gelu(GeluApprox::Tanh),
+        Activation::Gelu(GeluApprox::Erf),
+    ];
+    let mut dtypes = vec![DType::F32, DType::F16];
+    if kinds.contains(&BackendKind::Cuda) {
+        dtypes.push(DType::BF16);
+    }
+    let mut out = Vec::new();
+    for dtype in dtypes {
+        for act in acts {
+            for row_len in [None, Some(4096)] {
+                out.push(Case { act, row_len, dtype });
+            }
+        }
+    }
+    out
+}
+
+struct Row {
+    case: Case,
+    backend: BackendKind,
+    shape: Vec<usize>,
+    outcome: Result<Measured, String>,
+    /// Max |a − b| against the same case on the first backend, and whether within tolerance.
+    agreement: Option<(f64, bool)>,
+}
+
+struct Measured {
+    variant: String,
+    cmp: reference::Comparison,
+    output: Vec<f64>,
+    time: Option<Duration>,
+    gbps: Option<f64>,
+    copy_gbps: Option<f64>,
+}
+
+fn check(args: CheckArgs) -> ExitCode {
+    let forced = match args.backend.as_deref().map(str::parse::<BackendKind>).transpose() {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut kinds = Vec::new();
+    for BackendStatus { kind, device } in backends::available() {
+        if forced.is_some_and(|f| f != kind) {
+            continue;
+        }
+        match device {
+            Ok(desc) => {
+                eprintln!("backend {kind}: {desc}");
+                kinds.push(kind);
+            }
+            Err(e) => eprintln!("backend {kind}: skipped: {e}"),
+        }
+    }
+    if kinds.is_empty() {
+        eprintln!("no backend has a usable device; see `cubeport devices`");
+        return ExitCode::FAILURE;
+    }
+    let cases = cases(&kinds);
+    let mut rows: Vec<Row> = Vec::new();
+    for &kind in &kinds {
+        let result = match kind {
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => backends::cuda_client().map_err(Error::from).map(|c| run_backend(&c, kind, &cases, &args)),
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu => backends::wgpu_client().map_err(Error::from).map(|c| run_backend(&c, kind, &cases, &args)),
+            other => Err(backends::BackendError::NotCompiled(other).into()),
+        };
+        match result {
+            Ok(mut r) => rows.append(&mut r),
+            Err(e) => eprintln!("backend {kind}: {e}"),
+        }
+    }
+    cross_check(&mut rows);
+    print_table(&rows);
+    let bad = rows
+        .iter()
+        .filter(|r| r.outcome.as_ref().map_or(true, |m| !m.cmp.ok()) || r.agreement.is_some_and(|(_, ok)| !ok))
+        .count();
+    println!("{} passed, {} failed", rows.len() - bad, bad);
+    if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn run_backend<R: Runtime>(client: &ComputeClient<R>, kind: BackendKind, cases: &[Case], args: &CheckArgs) -> Vec<Row> {
+    let caps = caps_of(client);
+    let big = caps.num_sms.is_some() || caps.max_alloc_bytes >= (1 << 30);
+    let elems = args.elems.unwrap_or(if big { (1 << 25) + 5 } else { (1 << 20) + 5 });
+    let progress = std::io::stderr().is_terminal();
+    let mut copy_cache: Vec<(DType, usize, Option<f64>)> = Vec::new();
+    let mut rows = Vec::new();
+    for (i, case) in cases.iter().enumerate() {
+        if progress {
+            eprint!("\r{kind}: {}/{} {} {}        ", i + 1, cases.len(), case.act.name(), case.dtype);
+            let _ = std::io::stderr().flush();
+        }
+        let shape = case.shape(elems);
+        if !case.dtype.is_supported_by(&caps) {
+            continue; // not a failure: the support matrix says which dtypes a backend has
+        }
+        let n: usize = shape.iter().product();
+        let copy_gbps = if args.no_time {
+            None
+        } else if let Some(&(_, _, g)) = copy_cache.iter().find(|(d, m, _)| *d == case.dtype && *m == n) {
+            g
+        } else {
+            let g = copy_bandwidth(client, case.dtype, n);
+            copy_cache.push((case.dtype, n, g));
+            g
+        };
+        let outcome = match case.dtype {
+            DType::F32 => measure::<R, f32>(client, case, elems, args.no_time),
+            DType::F16 => measure::<R, half::f16>(client, case, elems, args.no_time),
+            _ => measure::<R, half::bf16>(client, case, elems, args.no_time),
+        }
+        .map(|mut m| {
+            m.copy_gbps = copy_gbps;
+            m
+        })
+        .map_err(|e| e.to_string());
+        rows.push(Row { case: *case, backend: kind, shape, outcome, agreement: None });
+    }
+    if progress {
+        eprintln!();
+    }
+    rows
+}
+
+fn measure<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    case: &Case,
+    elems: usize,
+    no_time: bool,
+) -> Result<Measured, Error> {
+    let shape = case.shape(elems);
+    let bias_shape = case.bias_shape(elems);
+    let n: usize = shape.iter().product();
+    let nb: usize = bias_shape.iter().product();
+    let x: Vec<E> = seeded(0xC0BE_0001, n, -4.0, 4.0);
+    let b: Vec<E> = seeded(0xC0BE_0002, nb, -1.0, 1.0);
+    let dx = DeviceTensor::from_slice(client, &x, &shape)?;
+    let db = DeviceTensor::from_slice(client, &b, &bias_shape)?;
+    let mut dy = poisoned::<R, E>(client, &shape)?;
+    let variant = cubeport::bias_activation_variant(client, &dx.as_ref(), &db.as_ref())?;
+    cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act)?;
+    let got = to_f64(&dy.to_vec(client)?);
+    let want = reference::bias_activation(&to_f64(&x), &to_f64(&b), case.act);
+    let want: Vec<f64> = want.into_iter().map(|v| E::from_f64(v).to_f64()).collect::<Vec<_>>();
+    let cmp = compare(&got, &want, Tolerance::elementwise(case.dtype));
+    let time = if no_time || !cmp.ok() {
+        None // never time a wrong kernel
+    } else {
+        time_op(client, || cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act))?
+    };
+    let gbps = time.map(|t| case.bytes(elems) as f64 / t.as_secs_f64() / 1e9);
+    let variant = if n % variant.vector == 0 { variant.to_string() } else { format!("{variant}+tail") };
+    Ok(Measured { variant, cmp, output: got, time, gbps, copy_gbps: None })
+}
+
+/// Device copy of `n` elements of `dtype` with cubeport's copy kernel: bytes read + written.
+fn copy_bandwidth<R: Runtime>(client: &ComputeClient<R>, dtype: DType, n: usize) -> Option<f64> {
+    let bytes = n * dtype.size();
+    let src = client.create_from_slice(&vec![0x3Cu8; bytes]);
+    let dst = client.empty(bytes);
+    let input = cubeport::TensorRef::contiguous(&src, &[n], dtype);
+    let t = time_op(client, || cubeport::copy_into(client, input.clone(), cubeport::TensorMut::contiguous(&dst, &[n], dtype)))
+        .ok()
+        .flatten()?;
+    Some(2.0 * bytes as f64 / t.as_secs_f64() / 1e9)
+}
+
+/// Median time of one op: launches in batches between two device syncs (so host launch cost
+/// overlaps device work, as in a real pipeline), 5 batches after a warm-up.
+fn time_op<R: Runtime>(client: &ComputeClient<R>, mut op: impl FnMut() -> Result<(), Error>) -> Result<Option<Duration>, Error> {
+    let sync = |c: &ComputeClient<R>| cubecl::future::block_on(c.sync()).map_err(|e| Error::Launch { op: "sync", message: format!("{e:?}") });
+    op()?;
+    sync(client)?;
+    let t0 = Instant::now();
+    op()?;
+    sync(client)?;
+    let once = t0.elapsed().max(Duration::from_micros(1));
+    let per_batch = ((Duration::from_millis(30).as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 200);
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..per_batch {
+            op()?;
+        }
+        sync(client)?;
+        samples.push(t.elapsed() / per_batch as u32);
+    }
+    samples.sort();
+    Ok(Some(samples[samples.len() / 2]))
+}
+
+fn cross_check(rows: &mut [Row]) {
+    let n = rows.len();
+    for i in 0..n {
+        for j in 0..i {
+            let (a, b) = (&rows[j], &rows[i]);
+            if a.backend == b.backend || a.case.act != b.case.act || a.case.dtype != b.case.dtype || a.case.row_len != b.case.row_len || a.shape != b.shape {
+                continue;
+            }
+            if let (Ok(ma), Ok(mb)) = (&a.outcome, &b.outcome) {
+                // Each backend is within `tol` of the reference, so they agree within 2·tol.
+                let t = Tolerance::elementwise(a.case.dtype);
+                let tol = Tolerance { atol: 2.0 * t.atol, rtol: 2.0 * t.rtol };
+                let c = compare(&mb.output, &ma.output, tol);
+                rows[i].agreement = Some((c.max_abs, c.ok()));
+            }
+        }
+    }
+}
+
+fn print_table(rows: &[Row]) {
+    println!(
+        "{:<16} {:<5} {:<5} {:<12} {:<10} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
+        "kernel", "back", "dtype", "shape", "variant", "max_abs", "max_rel", "ok", "vs_other", "time_us", "GB/s", "%copy"
+    );
+    for r in rows {
+        let shape = r.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        match &r.outcome {
+            Ok(m) => {
+                let agree = match r.agreement {
+                    Some((d, true)) => format!("{d:.1e}"),
+                    Some((d, false)) => format!("DIFF {d:.1e}"),
+                    None => "-".to_string(),
+                };
+                let pct = match (m.gbps, m.copy_gbps) {
+                    (Some(g), Some(c)) => format!("{:.0}%", 100.0 * g / c),
+                    _ => "-".into(),
+                };
+                println!(
+                    "{:<16} {:<5} {:<5} {:<12} {:<10} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
+                    r.case.act.name(),
+                    r.backend.name(),
+                    r.case.dtype.name(),
+                    shape,
+                    m.variant,
+                    m.cmp.max_abs,
+                    m.cmp.max_rel,
+                    if m.cmp.ok() { "ok" } else { "FAIL" },
+                    agree,
+                    m.time.map_or("-".into(), |t| format!("{:.1}", t.as_secs_f64() * 1e6)),
+                    m.gbps.map_or("-".into(), |g| format!("{g:.1}")),
+                    pct,
+                );
+                if !m.cmp.ok() {
+                    println!("    {}", m.cmp);
+                }
+            }
+            Err(e) => println!("{:<16} {:<5} {:<5} {:<12} ERROR {e}", r.case.act.name(), r.backend.name(), r.case.dtype.name(), shape),
+        }
+    }
+    let mut seen = Vec::new();
+    for r in rows {
+        if let Ok(Measured { copy_gbps: Some(c), .. }) = &r.outcome {
+            let key = (r.backend, r.case.dtype);
+            if !seen.contains(&key) {
+                seen.push(key);
+                println!("ceiling {} {}: device copy (cubeport copy kernel, read+write) {:.1} GB/s", r.backend, r.case.dtype, c);
+            }
+        }
+    }
+}

@@ -1,0 +1,105 @@
+use std::fmt;
+
+/// Element type of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum DType {
+    /// IEEE binary32.
+    F32,
+    /// IEEE binary16 (`half::f16`).
+    F16,
+    /// bfloat16 (`half::bf16`); CUDA only (WGSL has no bf16).
+    BF16,
+}
+
+impl DType {
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            DType::F32 => 4,
+            DType::F16 | DType::BF16 => 2,
+        }
+    }
+
+    /// Machine epsilon (distance from 1.0 to the next value).
+    pub fn epsilon(self) -> f64 {
+        match self {
+            DType::F32 => f32::EPSILON as f64,
+            DType::F16 => 9.765_625e-4,
+            DType::BF16 => 7.812_5e-3,
+        }
+    }
+
+    /// Whether the device described by `caps` can store and compute with this dtype.
+    pub fn is_supported_by(self, caps: &crate::Caps) -> bool {
+        match self {
+            DType::F32 => true,
+            DType::F16 => caps.f16,
+            DType::BF16 => caps.bf16,
+        }
+    }
+
+    /// Lowercase name (`f32`, `f16`, `bf16`).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F32 => "f32",
+            DType::F16 => "f16",
+            DType::BF16 => "bf16",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for f32 {}
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
+}
+
+/// A host scalar type cubeport's kernels accept: `f32`, `half::f16`, `half::bf16`.
+pub trait Element:
+    cubecl::prelude::Float + bytemuck::Pod + Copy + Send + Sync + fmt::Debug + sealed::Sealed + 'static
+{
+    /// The runtime tag of this type.
+    const DTYPE: DType;
+    /// Exact widening to f64.
+    fn to_f64(self) -> f64;
+    /// Rounding narrowing from f64.
+    fn from_f64(v: f64) -> Self;
+}
+
+impl Element for f32 {
+    const DTYPE: DType = DType::F32;
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+}
+
+impl Element for half::f16 {
+    const DTYPE: DType = DType::F16;
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn from_f64(v: f64) -> Self {
+        half::f16::from_f64(v)
+    }
+}
+
+impl Element for half::bf16 {
+    const DTYPE: DType = DType::BF16;
+    fn to_f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn from_f64(v: f64) -> Self {
+        half::bf16::from_f64(v)
+    }
+}

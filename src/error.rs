@@ -1,0 +1,160 @@
+use crate::{BackendError, BackendKind, DType};
+
+/// Every failure a cubeport op can report. Three kinds stay distinct: invalid input
+/// ([`Error::Shape`]: a caller bug), unsupported on this device ([`Error::UnsupportedDType`]:
+/// the caller can fall back), and runtime failure ([`Error::Launch`], [`Error::Backend`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An argument's shape, strides, dtype or buffer size is invalid for the op.
+    #[error("{op}: invalid input: {source}")]
+    Shape {
+        /// The public op that rejected the input.
+        op: &'static str,
+        /// What is wrong.
+        #[source]
+        source: ShapeError,
+    },
+    /// The backend cannot run this dtype (f16 without `SHADER_F16`, bf16 on WGSL, …).
+    #[error("{op}: dtype {dtype} is not supported on {backend} ({runtime})")]
+    UnsupportedDType {
+        /// The op.
+        op: &'static str,
+        /// The dtype asked for.
+        dtype: DType,
+        /// The backend kind.
+        backend: BackendKind,
+        /// cubecl's runtime name (`wgpu<wgsl>`, `cuda`, …).
+        runtime: &'static str,
+    },
+    /// Backend not compiled in, no device, or probing failed.
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    /// The runtime rejected or failed the launch (compilation error, resource limits, out of
+    /// memory). Outputs of the failed op are unspecified and were not returned as data.
+    #[error("{op}: kernel launch failed: {message}")]
+    Launch {
+        /// The op.
+        op: &'static str,
+        /// cubecl's error, rendered (cubecl's `ServerError` carries a backtrace).
+        message: String,
+    },
+    /// A device buffer could not be read back.
+    #[error("reading a device buffer failed: {message}")]
+    Read {
+        /// cubecl's error, rendered.
+        message: String,
+    },
+}
+
+impl Error {
+    pub(crate) fn shape(op: &'static str) -> impl FnOnce(ShapeError) -> Error {
+        move |source| Error::Shape { op, source }
+    }
+
+    pub(crate) fn launch(op: &'static str, e: impl std::fmt::Debug) -> Error {
+        Error::Launch { op, message: first_lines(&format!("{e:?}")) }
+    }
+}
+
+fn first_lines(s: &str) -> String {
+    s.lines().take(12).collect::<Vec<_>>().join("\n")
+}
+
+/// What is wrong with an argument. `name` is the argument's name in the op's signature.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ShapeError {
+    /// A tensor with no elements where the op needs at least one.
+    #[error("`{name}` is empty (shape {shape:?})")]
+    Empty {
+        /// Argument name.
+        name: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+    },
+    /// `strides` does not have one entry per dimension.
+    #[error("`{name}` has {strides} strides for {rank} dimensions")]
+    StridesRank {
+        /// Argument name.
+        name: &'static str,
+        /// Number of dimensions.
+        rank: usize,
+        /// Number of strides.
+        strides: usize,
+    },
+    /// The op needs a dense row-major tensor.
+    #[error("`{name}` must be contiguous row-major, got shape {shape:?} strides {strides:?}")]
+    NotContiguous {
+        /// Argument name.
+        name: &'static str,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// Its strides.
+        strides: Vec<usize>,
+    },
+    /// Two tensors that must have the same shape do not.
+    #[error("`{name}` has shape {got:?}, expected {expected:?}")]
+    ShapeMismatch {
+        /// Argument name.
+        name: &'static str,
+        /// Shape required.
+        expected: Vec<usize>,
+        /// Shape given.
+        got: Vec<usize>,
+    },
+    /// Two tensors that must share a dtype do not.
+    #[error("`{name}` has dtype {got}, expected {expected}")]
+    DTypeMismatch {
+        /// Argument name.
+        name: &'static str,
+        /// Dtype required.
+        expected: DType,
+        /// Dtype given.
+        got: DType,
+    },
+    /// A bias that is neither the input's shape nor one row of it.
+    #[error("bias shape {bias:?} fits neither the input {input:?} nor one row of it")]
+    BiasShape {
+        /// Bias shape.
+        bias: Vec<usize>,
+        /// Input shape.
+        input: Vec<usize>,
+    },
+    /// The device buffer is smaller than shape × dtype says.
+    #[error("`{name}` needs {needed} bytes but its buffer holds {got}")]
+    BufferTooSmall {
+        /// Argument name.
+        name: &'static str,
+        /// Bytes the layout addresses.
+        needed: u64,
+        /// Bytes in the handle.
+        got: u64,
+    },
+    /// More elements than 32-bit indexing addresses.
+    #[error("`{name}` has {elems} elements; at most {max} are supported")]
+    TooLarge {
+        /// Argument name.
+        name: &'static str,
+        /// Elements given.
+        elems: usize,
+        /// Largest supported.
+        max: usize,
+    },
+    /// Host data whose length does not match the shape.
+    #[error("`{name}` has {got} values for shape {shape:?}")]
+    DataLength {
+        /// Argument name.
+        name: &'static str,
+        /// Values given.
+        got: usize,
+        /// Shape asked for.
+        shape: Vec<usize>,
+    },
+    /// A forced variant that cannot run this problem.
+    #[error("variant {variant} cannot run this problem (vector width must divide the bias row)")]
+    VariantMismatch {
+        /// The variant's id.
+        variant: String,
+    },
+}

@@ -1,0 +1,64 @@
+//! # cubeport
+//!
+//! GPU compute kernels written once in [CubeCL](https://github.com/tracel-ai/cubecl)'s Rust kernel
+//! language and run on CUDA and wgpu (Vulkan, lavapipe), each checked against an f64 CPU
+//! reference.
+//!
+//! Every public op follows the same path: **validate** shapes, strides and dtypes on the host
+//! (a typed [`Error`], never a panic) → **select** a variant from the device's [`Caps`] →
+//! **launch**, then flush the queue so that a launch the runtime rejected comes back as
+//! [`Error::Launch`] instead of as stale data.
+//!
+//! Two ways in:
+//! * a framework that already holds cubecl handles (Burn's CubeCL backend, say) wraps them in
+//!   [`TensorRef`] / [`TensorMut`] and calls the `*_into` ops: no copy;
+//! * standalone code uses the small owned [`DeviceTensor`].
+//!
+//! ```no_run
+//! use cubeport::{DeviceTensor, backends};
+//! let client = backends::wgpu_client()?;
+//! let x = DeviceTensor::from_slice(&client, &[1.0f32, -2.0, 3.0, -4.0], &[2, 2])?;
+//! let bias = DeviceTensor::from_slice(&client, &[0.5f32, 0.25], &[2])?; // broadcast over rows
+//! let y = cubeport::bias_gelu(&client, &x, &bias)?;
+//! println!("{:?}", y.to_vec(&client)?);
+//! # Ok::<(), cubeport::Error>(())
+//! ```
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+/// The cubecl this crate was built with; use it so your handles and cubeport's agree.
+pub use cubecl;
+/// Backend discovery, client creation and capability probing.
+pub use cubeport_backends as backends;
+pub use cubeport_backends::{BackendError, BackendKind, Caps};
+
+mod dtype;
+mod error;
+mod layout;
+mod tensor;
+
+pub mod ops;
+pub mod reference;
+#[cfg(feature = "testing")]
+pub mod testing;
+
+pub use dtype::{DType, Element};
+pub use error::{Error, ShapeError};
+pub use layout::Layout;
+pub use ops::activation::{
+    Activation, ActivationVariant, GeluApprox, add, add_into, bias_activation_into, bias_activation_variant,
+    bias_activation_with, bias_gelu,
+    bias_gelu_into, bias_relu_scale, bias_relu_scale_into, copy_into,
+};
+pub use tensor::{DeviceTensor, TensorMut, TensorRef};
+
+/// `Caps` of the backend a client belongs to.
+pub fn caps_of<R: cubecl::Runtime>(client: &cubecl::prelude::ComputeClient<R>) -> Caps {
+    Caps::of(client, backend_of::<R>())
+}
+
+/// The [`BackendKind`] of a cubecl runtime type.
+pub fn backend_of<R: cubecl::Runtime>() -> BackendKind {
+    let name = std::any::type_name::<R>();
+    if name.contains("Cuda") { BackendKind::Cuda } else { BackendKind::Wgpu }
+}

@@ -1,0 +1,8 @@
+//! CPU references in f64. They are the specification: every GPU variant must match them within
+//! the documented [tolerances](crate::reference::Tolerance). They never panic.
+
+mod activation;
+mod tolerance;
+
+pub use activation::{bias_activation, gelu_erf, gelu_tanh};
+pub use tolerance::{Comparison, Tolerance, compare};

@@ -1,0 +1,123 @@
+use crate::DType;
+
+/// `|got − want| ≤ atol + rtol·|want|`, the only way cubeport compares floats.
+///
+/// | op class | f32 | f16 / bf16 |
+/// |---|---|---|
+/// | elementwise and activations | rtol 1e-5, atol 1e-6 | rtol 2ε, atol ε of the dtype |
+/// | reductions of length K | the above + 4·√K·ε(f32)·Σ\|terms\|/\|want\| | the same + output rounding |
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// Absolute slack.
+    pub atol: f64,
+    /// Slack relative to the reference value.
+    pub rtol: f64,
+}
+
+impl Tolerance {
+    /// Exact agreement (transposes, copies, histogram counts).
+    pub const EXACT: Tolerance = Tolerance { atol: 0.0, rtol: 0.0 };
+
+    /// Elementwise ops and activations computed in f32 and stored as `dtype`.
+    pub fn elementwise(dtype: DType) -> Self {
+        match dtype {
+            DType::F32 => Tolerance { atol: 1e-6, rtol: 1e-5 },
+            other => Tolerance { atol: other.epsilon(), rtol: 2.0 * other.epsilon() },
+        }
+    }
+
+    /// Whether `got` is within tolerance of `want`. NaN must meet NaN and ±inf the same ±inf.
+    pub fn accepts(&self, got: f64, want: f64) -> bool {
+        if want.is_nan() || got.is_nan() {
+            return want.is_nan() && got.is_nan();
+        }
+        if want.is_infinite() || got.is_infinite() {
+            return got == want;
+        }
+        (got - want).abs() <= self.atol + self.rtol * want.abs()
+    }
+}
+
+/// The outcome of comparing a result with its reference.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison {
+    /// Elements compared.
+    pub len: usize,
+    /// Largest `|got − want|` over finite pairs.
+    pub max_abs: f64,
+    /// Largest `|got − want| / |want|` over finite pairs where the relative term dominates the
+    /// tolerance (`|want| > atol / rtol`; every nonzero `want` when `atol` is 0).
+    pub max_rel: f64,
+    /// Elements outside tolerance (length mismatch counts every missing element).
+    pub failures: usize,
+    /// The first failing index with its values, if any.
+    pub first_failure: Option<(usize, f64, f64)>,
+}
+
+impl Comparison {
+    /// Whether every element passed.
+    pub fn ok(&self) -> bool {
+        self.failures == 0
+    }
+}
+
+impl std::fmt::Display for Comparison {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} of {} outside tolerance, max abs {:.3e}, max rel {:.3e}", self.failures, self.len,
+            self.max_abs, self.max_rel)?;
+        if let Some((i, got, want)) = self.first_failure {
+            write!(f, "; first at [{i}]: got {got:e}, want {want:e}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Compares `got` with `want` under `tol`.
+pub fn compare(got: &[f64], want: &[f64], tol: Tolerance) -> Comparison {
+    let mut c = Comparison {
+        len: want.len(),
+        max_abs: 0.0,
+        max_rel: 0.0,
+        failures: got.len().abs_diff(want.len()),
+        first_failure: None,
+    };
+    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        if g.is_finite() && w.is_finite() {
+            let d = (g - w).abs();
+            c.max_abs = c.max_abs.max(d);
+            let floor = if tol.rtol > 0.0 { tol.atol / tol.rtol } else { 0.0 };
+            if w != 0.0 && w.abs() > floor {
+                c.max_rel = c.max_rel.max(d / w.abs());
+            }
+        }
+        if !tol.accepts(g, w) {
+            c.failures += 1;
+            c.first_failure.get_or_insert((i, g, w));
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_and_inf_must_match() {
+        let t = Tolerance::elementwise(DType::F32);
+        assert!(t.accepts(f64::NAN, f64::NAN));
+        assert!(!t.accepts(0.0, f64::NAN));
+        assert!(!t.accepts(f64::NAN, 0.0));
+        assert!(t.accepts(f64::INFINITY, f64::INFINITY));
+        assert!(!t.accepts(f64::MAX, f64::INFINITY));
+    }
+
+    #[test]
+    fn compare_counts_failures_and_length() {
+        let c = compare(&[1.0, 2.0, 3.5], &[1.0, 2.0, 3.0, 4.0], Tolerance::EXACT);
+        assert_eq!(c.failures, 2);
+        assert_eq!(c.first_failure, Some((2, 3.5, 3.0)));
+        assert!(!c.ok());
+        assert!(compare(&[1.0], &[1.0 + 1e-7], Tolerance::elementwise(DType::F32)).ok());
+    }
+}

@@ -1,0 +1,146 @@
+use crate::{DType, Element, Error, Layout, ShapeError};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use std::marker::PhantomData;
+
+/// A read-only view of a device tensor owned elsewhere (a framework's handle): the handle plus
+/// shape, strides (in elements) and dtype. Creating one copies nothing.
+///
+/// ```no_run
+/// # use cubeport::{TensorRef, DType};
+/// # fn f(handle: &cubeport::cubecl::server::Handle) {
+/// let x = TensorRef::new(handle, &[4, 1024], &[1024, 1], DType::F32);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TensorRef<'a> {
+    pub(crate) handle: &'a Handle,
+    pub(crate) layout: Layout,
+}
+
+/// A writable view of a device tensor owned elsewhere. Same fields as [`TensorRef`]; the
+/// distinct type documents which argument an op writes.
+#[derive(Debug, Clone)]
+pub struct TensorMut<'a> {
+    pub(crate) handle: &'a Handle,
+    pub(crate) layout: Layout,
+}
+
+macro_rules! view_impl {
+    ($t:ident) => {
+        impl<'a> $t<'a> {
+            /// Wraps `handle` with the given shape, strides (elements) and dtype. Nothing is
+            /// checked here; ops validate when called.
+            pub fn new(handle: &'a Handle, shape: &[usize], strides: &[usize], dtype: DType) -> Self {
+                let layout = Layout {
+                    shape: shape.to_vec(),
+                    strides: strides.to_vec(),
+                    dtype,
+                    buffer_bytes: handle.size_in_used(),
+                };
+                Self { handle, layout }
+            }
+
+            /// Wraps `handle` as a dense row-major tensor of `shape`.
+            pub fn contiguous(handle: &'a Handle, shape: &[usize], dtype: DType) -> Self {
+                Self::new(handle, shape, &Layout::contiguous_strides(shape), dtype)
+            }
+
+            /// The layout ops validate.
+            pub fn layout(&self) -> &Layout {
+                &self.layout
+            }
+
+            /// The device handle.
+            pub fn handle(&self) -> &'a Handle {
+                self.handle
+            }
+        }
+    };
+}
+view_impl!(TensorRef);
+view_impl!(TensorMut);
+
+/// A small owned, dense, row-major device tensor of `E`, for standalone use.
+#[derive(Debug, Clone)]
+pub struct DeviceTensor<E: Element> {
+    handle: Handle,
+    shape: Vec<usize>,
+    _elem: PhantomData<E>,
+}
+
+impl<E: Element> DeviceTensor<E> {
+    /// Uploads `data` (row-major) as a tensor of `shape`.
+    ///
+    /// # Errors
+    /// [`ShapeError::DataLength`] if `data.len()` is not the product of `shape`.
+    pub fn from_slice<R: Runtime>(
+        client: &ComputeClient<R>,
+        data: &[E],
+        shape: &[usize],
+    ) -> Result<Self, Error> {
+        let elems: usize = shape.iter().product();
+        if data.len() != elems {
+            return Err(Error::Shape {
+                op: "DeviceTensor::from_slice",
+                source: ShapeError::DataLength { name: "data", got: data.len(), shape: shape.to_vec() },
+            });
+        }
+        let handle = if data.is_empty() {
+            client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
+        } else {
+            client.create_from_slice(bytemuck::cast_slice(data))
+        };
+        Ok(Self { handle, shape: shape.to_vec(), _elem: PhantomData })
+    }
+
+    /// An uninitialised tensor of `shape` (contents unspecified until an op writes it).
+    pub fn empty<R: Runtime>(client: &ComputeClient<R>, shape: &[usize]) -> Self {
+        let elems: usize = shape.iter().product();
+        let handle = client.empty((elems * E::DTYPE.size()).max(E::DTYPE.size()));
+        Self { handle, shape: shape.to_vec(), _elem: PhantomData }
+    }
+
+    /// Downloads the tensor (waits for pending work on it).
+    ///
+    /// # Errors
+    /// [`Error::Read`] when the runtime fails the read (an earlier failed launch, a lost device).
+    pub fn to_vec<R: Runtime>(&self, client: &ComputeClient<R>) -> Result<Vec<E>, Error> {
+        let bytes = client
+            .read_one(self.handle.clone())
+            .map_err(|e| Error::Read { message: format!("{e:?}").lines().next().unwrap_or("").to_string() })?;
+        let elems = self.len();
+        let all: &[E] = bytemuck::try_cast_slice(&bytes[..]).map_err(|e| Error::Read { message: e.to_string() })?;
+        Ok(all[..elems.min(all.len())].to_vec())
+    }
+
+    /// Shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the tensor has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The device handle (for use with cubecl or another framework).
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// A read-only view for the `*_into` ops.
+    pub fn as_ref(&self) -> TensorRef<'_> {
+        TensorRef::contiguous(&self.handle, &self.shape, E::DTYPE)
+    }
+
+    /// A writable view for the `*_into` ops.
+    pub fn as_mut(&mut self) -> TensorMut<'_> {
+        TensorMut::contiguous(&self.handle, &self.shape, E::DTYPE)
+    }
+}

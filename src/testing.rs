@@ -1,0 +1,60 @@
+//! Test and benchmark support (feature `testing`): seeded inputs, poisoned outputs, and the
+//! skip rule. Tests, benches and the CLI share these so that "checked" means the same
+//! everywhere.
+
+use crate::{DeviceTensor, Element, Error};
+use cubecl::prelude::*;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+pub use crate::reference::{Comparison, Tolerance, compare};
+
+/// Environment variable that turns every skip into a failure (set it on GPU machines).
+pub const STRICT_ENV: &str = "CUBEPORT_STRICT";
+
+/// Whether `CUBEPORT_STRICT` is set to a true value.
+pub fn strict() -> bool {
+    std::env::var(STRICT_ENV).is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
+}
+
+/// Reports a skipped test by name: prints `SKIP <test> <backend>: <reason>` to stderr and
+/// returns; panics instead under `CUBEPORT_STRICT=1`.
+#[allow(clippy::panic)] // a test helper: failing is its job under strict mode
+pub fn skip(test: &str, backend: &str, reason: &str) {
+    let line = format!("SKIP {test} {backend}: {reason}");
+    if strict() {
+        panic!("{line} (CUBEPORT_STRICT is set, so a skip fails)");
+    }
+    eprintln!("{line}");
+}
+
+/// `n` values uniform in `[lo, hi)` from a ChaCha8 stream seeded with `seed`; never all zeros.
+pub fn seeded_uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random_range(lo..hi)).collect()
+}
+
+/// `seeded_uniform`, rounded to `E`.
+pub fn seeded<E: Element>(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<E> {
+    seeded_uniform(seed, n, lo, hi).into_iter().map(|v| E::from_f64(v as f64)).collect()
+}
+
+/// A value no op produces from cubeport's test inputs, written into outputs before a launch so
+/// that an element the kernel forgot to write fails the comparison.
+pub fn poison<E: Element>() -> E {
+    E::from_f64(-31_337.0)
+}
+
+/// Widens to f64 for comparison with a reference.
+pub fn to_f64<E: Element>(v: &[E]) -> Vec<f64> {
+    v.iter().map(|&x| Element::to_f64(x)).collect()
+}
+
+/// A device tensor of `shape` filled with [`poison`].
+///
+/// # Errors
+/// As [`DeviceTensor::from_slice`].
+pub fn poisoned<R: Runtime, E: Element>(client: &ComputeClient<R>, shape: &[usize]) -> Result<DeviceTensor<E>, Error> {
+    let n = shape.iter().product();
+    DeviceTensor::from_slice(client, &vec![poison::<E>(); n], shape)
+}
