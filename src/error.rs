@@ -53,7 +53,10 @@ impl Error {
     }
 
     pub(crate) fn launch(op: &'static str, e: impl std::fmt::Debug) -> Error {
-        Error::Launch { op, message: first_lines(&format!("{e:?}")) }
+        Error::Launch {
+            op,
+            message: first_lines(&format!("{e:?}")),
+        }
     }
 }
 

@@ -62,26 +62,45 @@ impl Layout {
         }
         let elems = self.num_elems();
         if elems > MAX_ELEMS {
-            return Err(ShapeError::TooLarge { name, elems, max: MAX_ELEMS });
+            return Err(ShapeError::TooLarge {
+                name,
+                elems,
+                max: MAX_ELEMS,
+            });
         }
         let needed = (elems * self.dtype.size()) as u64;
         if needed > self.buffer_bytes {
-            return Err(ShapeError::BufferTooSmall { name, needed, got: self.buffer_bytes });
+            return Err(ShapeError::BufferTooSmall {
+                name,
+                needed,
+                got: self.buffer_bytes,
+            });
         }
         Ok(())
     }
 
     pub(crate) fn expect_nonempty(&self, name: &'static str) -> Result<(), ShapeError> {
         if self.num_elems() == 0 {
-            return Err(ShapeError::Empty { name, shape: self.shape.clone() });
+            return Err(ShapeError::Empty {
+                name,
+                shape: self.shape.clone(),
+            });
         }
         Ok(())
     }
 
     /// Same shape and dtype as `other`.
-    pub(crate) fn expect_matches(&self, name: &'static str, other: &Layout) -> Result<(), ShapeError> {
+    pub(crate) fn expect_matches(
+        &self,
+        name: &'static str,
+        other: &Layout,
+    ) -> Result<(), ShapeError> {
         if self.dtype != other.dtype {
-            return Err(ShapeError::DTypeMismatch { name, expected: other.dtype, got: self.dtype });
+            return Err(ShapeError::DTypeMismatch {
+                name,
+                expected: other.dtype,
+                got: self.dtype,
+            });
         }
         if self.shape != other.shape {
             return Err(ShapeError::ShapeMismatch {

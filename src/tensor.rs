@@ -31,7 +31,12 @@ macro_rules! view_impl {
         impl<'a> $t<'a> {
             /// Wraps `handle` with the given shape, strides (elements) and dtype. Nothing is
             /// checked here; ops validate when called.
-            pub fn new(handle: &'a Handle, shape: &[usize], strides: &[usize], dtype: DType) -> Self {
+            pub fn new(
+                handle: &'a Handle,
+                shape: &[usize],
+                strides: &[usize],
+                dtype: DType,
+            ) -> Self {
                 let layout = Layout {
                     shape: shape.to_vec(),
                     strides: strides.to_vec(),
@@ -83,7 +88,11 @@ impl<E: Element> DeviceTensor<E> {
         if data.len() != elems {
             return Err(Error::Shape {
                 op: "DeviceTensor::from_slice",
-                source: ShapeError::DataLength { name: "data", got: data.len(), shape: shape.to_vec() },
+                source: ShapeError::DataLength {
+                    name: "data",
+                    got: data.len(),
+                    shape: shape.to_vec(),
+                },
             });
         }
         let handle = if data.is_empty() {
@@ -91,14 +100,22 @@ impl<E: Element> DeviceTensor<E> {
         } else {
             client.create_from_slice(bytemuck::cast_slice(data))
         };
-        Ok(Self { handle, shape: shape.to_vec(), _elem: PhantomData })
+        Ok(Self {
+            handle,
+            shape: shape.to_vec(),
+            _elem: PhantomData,
+        })
     }
 
     /// An uninitialised tensor of `shape` (contents unspecified until an op writes it).
     pub fn empty<R: Runtime>(client: &ComputeClient<R>, shape: &[usize]) -> Self {
         let elems: usize = shape.iter().product();
         let handle = client.empty((elems * E::DTYPE.size()).max(E::DTYPE.size()));
-        Self { handle, shape: shape.to_vec(), _elem: PhantomData }
+        Self {
+            handle,
+            shape: shape.to_vec(),
+            _elem: PhantomData,
+        }
     }
 
     /// Downloads the tensor (waits for pending work on it).
@@ -108,9 +125,13 @@ impl<E: Element> DeviceTensor<E> {
     pub fn to_vec<R: Runtime>(&self, client: &ComputeClient<R>) -> Result<Vec<E>, Error> {
         let bytes = client
             .read_one(self.handle.clone())
-            .map_err(|e| Error::Read { message: format!("{e:?}").lines().next().unwrap_or("").to_string() })?;
+            .map_err(|e| Error::Read {
+                message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
+            })?;
         let elems = self.len();
-        let all: &[E] = bytemuck::try_cast_slice(&bytes[..]).map_err(|e| Error::Read { message: e.to_string() })?;
+        let all: &[E] = bytemuck::try_cast_slice(&bytes[..]).map_err(|e| Error::Read {
+            message: e.to_string(),
+        })?;
         Ok(all[..elems.min(all.len())].to_vec())
     }
 

@@ -25,7 +25,10 @@ pub fn skip(test: &str, backend: &str, reason: &str) {
     if strict() {
         panic!("{line} (CUBEPORT_STRICT is set, so a skip fails)");
     }
-    eprintln!("{line}");
+    // Written to the stderr handle, not through `eprintln!`, so libtest's output capture
+    // cannot hide it: a skip must be visible by name in every run.
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }
 
 /// `n` values uniform in `[lo, hi)` from a ChaCha8 stream seeded with `seed`; never all zeros.
@@ -36,7 +39,10 @@ pub fn seeded_uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
 
 /// `seeded_uniform`, rounded to `E`.
 pub fn seeded<E: Element>(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<E> {
-    seeded_uniform(seed, n, lo, hi).into_iter().map(|v| E::from_f64(v as f64)).collect()
+    seeded_uniform(seed, n, lo, hi)
+        .into_iter()
+        .map(|v| E::from_f64(v as f64))
+        .collect()
 }
 
 /// A value no op produces from cubeport's test inputs, written into outputs before a launch so
@@ -54,7 +60,10 @@ pub fn to_f64<E: Element>(v: &[E]) -> Vec<f64> {
 ///
 /// # Errors
 /// As [`DeviceTensor::from_slice`].
-pub fn poisoned<R: Runtime, E: Element>(client: &ComputeClient<R>, shape: &[usize]) -> Result<DeviceTensor<E>, Error> {
+pub fn poisoned<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+) -> Result<DeviceTensor<E>, Error> {
     let n = shape.iter().product();
     DeviceTensor::from_slice(client, &vec![poison::<E>(); n], shape)
 }

@@ -1,1 +1,158 @@
+//! cubeport's integration suite: one binary, one module per backend, generic bodies in
+//! `suite/`. Tests of a backend with no device print `SKIP <test> <backend>: <reason>`;
+//! `CUBEPORT_STRICT=1` turns every skip into a failure.
 
+mod suite;
+
+/// Instantiates every generic test body for one backend and its dtype list.
+macro_rules! backend_suite {
+    ($backend:ident, $R:ty, $client:path, dtypes = [$($dt:ident),*], unsupported = [$($ud:ident),*]) => {
+        mod $backend {
+            #[allow(unused_imports)]
+            use cubeport::{Activation, DType, GeluApprox};
+            use rstest::rstest;
+            use crate::suite::{self, activation};
+
+            type R = $R;
+
+            fn client(test: &str) -> Option<cubeport::cubecl::prelude::ComputeClient<R>> {
+                suite::client_or_skip(test, stringify!($backend), $client)
+            }
+
+            const ACTS: [Activation; 4] = [
+                Activation::Identity,
+                Activation::ReluScale { scale: 0.75 },
+                Activation::Gelu(GeluApprox::Tanh),
+                Activation::Gelu(GeluApprox::Erf),
+            ];
+
+            /// Flat tensors with a full-length bias: lengths around every vector width,
+            /// the 256-byte tail granule and a ragged million.
+            #[rstest]
+            fn activation_flat_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values(1, 3, 4, 7, 33, 257, 4097, 1 << 20 | 5)] len: usize,
+            ) {
+                let Some(c) = client("activation_flat_matches_reference") else { return };
+                for act in ACTS {
+                    activation::matches_reference(&c, act, dtype, &[len], &[len]);
+                }
+            }
+
+            /// Rows with one bias row broadcast: odd rows force the scalar kernel, rows
+            /// divisible by 8 allow every width, rows shorter than a plane too.
+            #[rstest]
+            fn activation_rows_match_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((1, 1), (3, 5), (5, 6), (7, 8), (33, 1000), (2, 4097), (65, 4096))] rows_cols: (usize, usize),
+            ) {
+                let Some(c) = client("activation_rows_match_reference") else { return };
+                let (rows, cols) = rows_cols;
+                for act in ACTS {
+                    activation::matches_reference(&c, act, dtype, &[rows, cols], &[cols]);
+                }
+            }
+
+            #[rstest]
+            fn activation_every_vector_width(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("activation_every_vector_width") else { return };
+                activation::every_vector_width(&c, dtype);
+            }
+
+            #[rstest]
+            fn activation_edge_values(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("activation_edge_values") else { return };
+                activation::edge_values(&c, dtype);
+            }
+
+            #[test]
+            fn activation_fused_matches_unfused() {
+                let Some(c) = client("activation_fused_matches_unfused") else { return };
+                activation::fused_matches_unfused(&c);
+            }
+
+            #[test]
+            fn activation_owned_api_and_copy() {
+                let Some(c) = client("activation_owned_api_and_copy") else { return };
+                activation::owned_api_and_copy(&c);
+            }
+
+            #[test]
+            fn activation_poison_detects_unwritten_output() {
+                let Some(c) = client("activation_poison_detects_unwritten_output") else { return };
+                activation::poison_detects_unwritten_output(&c);
+            }
+
+            #[test]
+            fn activation_rejects_bad_shapes() {
+                let Some(c) = client("activation_rejects_bad_shapes") else { return };
+                activation::rejects_bad_shapes(&c);
+            }
+
+            #[test]
+            fn activation_rejects_unsupported_dtypes() {
+                let Some(c) = client("activation_rejects_unsupported_dtypes") else { return };
+                activation::rejects_unsupported_dtypes(&c, &[$(DType::$ud),*]);
+            }
+
+            #[test]
+            fn activation_launch_failure_is_an_error() {
+                let Some(c) = client("activation_launch_failure_is_an_error") else { return };
+                activation::launch_failure_is_an_error(&c);
+            }
+        }
+    };
+}
+
+#[cfg(feature = "cuda")]
+backend_suite!(
+    cuda,
+    cubeport::cubecl::cuda::CudaRuntime,
+    cubeport::backends::cuda_client,
+    dtypes = [F32, F16, BF16],
+    unsupported = []
+);
+#[cfg(feature = "wgpu")]
+backend_suite!(
+    wgpu,
+    cubeport::cubecl::wgpu::WgpuRuntime,
+    cubeport::backends::wgpu_client,
+    dtypes = [F32, F16],
+    unsupported = [BF16]
+);
+
+#[cfg(all(feature = "cuda", feature = "wgpu"))]
+mod cross_backend {
+    use crate::suite;
+
+    /// The same seeded inputs on CUDA and wgpu give results within twice the tolerance.
+    #[test]
+    fn activation_backends_agree() {
+        let Some(cuda) = suite::client_or_skip(
+            "activation_backends_agree",
+            "cuda",
+            cubeport::backends::cuda_client,
+        ) else {
+            return;
+        };
+        let Some(wgpu) = suite::client_or_skip(
+            "activation_backends_agree",
+            "wgpu",
+            cubeport::backends::wgpu_client,
+        ) else {
+            return;
+        };
+        suite::activation::backends_agree(&cuda, &wgpu);
+    }
+}
+
+#[test]
+fn backend_discovery_never_panics() {
+    // Whatever the machine has, discovery answers with a kind or a typed error.
+    let statuses = cubeport::backends::available();
+    assert_eq!(statuses.len(), cubeport::BackendKind::ALL.len());
+    match cubeport::backends::discover() {
+        Ok(kind) => assert!(statuses.iter().any(|s| s.kind == kind && s.device.is_ok())),
+        Err(e) => assert!(statuses.iter().all(|s| s.device.is_err()), "{e}"),
+    }
+}

@@ -84,7 +84,7 @@ impl Caps {
             max_units_per_cube: hw.max_units_per_cube,
             num_sms: hw.num_streaming_multiprocessors,
             tensor_cores: !props.features.matmul.cmma.is_empty(),
-            max_vector_size: hw.max_vector_size as usize,
+            max_vector_size: hw.max_vector_size,
             max_alloc_bytes: props.memory.max_page_size,
             device_timing: matches!(props.timing_method, cubecl::benchmark::TimingMethod::Device),
         }
@@ -120,7 +120,11 @@ impl fmt::Display for Caps {
              max vector {}, max alloc {} MiB, cube count {:?}, timing {}",
             self.backend,
             self.runtime_name,
-            if self.plane.ops { " (ops advertised)" } else { " (ops not advertised)" },
+            if self.plane.ops {
+                " (ops advertised)"
+            } else {
+                " (ops not advertised)"
+            },
             self.max_shared_bytes / 1024,
             yes(self.f16),
             yes(self.bf16),

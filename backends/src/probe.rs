@@ -19,7 +19,10 @@ pub struct BackendStatus {
 pub fn available() -> Vec<BackendStatus> {
     BackendKind::ALL
         .iter()
-        .map(|&kind| BackendStatus { kind, device: probe(kind) })
+        .map(|&kind| BackendStatus {
+            kind,
+            device: probe(kind),
+        })
         .collect()
 }
 
@@ -72,7 +75,11 @@ fn no_device(kind: BackendKind, reason: impl Into<String>) -> BackendError {
         BackendKind::Cuda => crate::CUDA_HINT,
         BackendKind::Wgpu => crate::WGPU_HINT,
     };
-    BackendError::NoDevice { kind, reason: reason.into(), hint }
+    BackendError::NoDevice {
+        kind,
+        reason: reason.into(),
+        hint,
+    }
 }
 
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
@@ -94,11 +101,17 @@ fn probe_cuda() -> Result<String, BackendError> {
     let kind = BackendKind::Cuda;
     // SAFETY: only tries to dlopen libcuda; no symbol is called.
     if !unsafe { sys::is_culib_present() } {
-        return Err(no_device(kind, "libcuda (the NVIDIA driver library) was not found"));
+        return Err(no_device(
+            kind,
+            "libcuda (the NVIDIA driver library) was not found",
+        ));
     }
     // SAFETY: as above, for libnvrtc, which cubecl's JIT needs.
     if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
-        return Err(no_device(kind, "libnvrtc (CUDA's runtime compiler) was not found"));
+        return Err(no_device(
+            kind,
+            "libnvrtc (CUDA's runtime compiler) was not found",
+        ));
     }
     let count = catch_unwind(|| {
         result::init().map_err(|e| format!("cuInit failed: {e:?}"))?;
@@ -113,7 +126,10 @@ fn probe_cuda() -> Result<String, BackendError> {
         .map(|p| p.join("include").join("cuda.h"))
         .filter(|p| p.exists());
     if headers.is_none() {
-        return Err(no_device(kind, "CUDA toolkit headers (include/cuda.h) were not found"));
+        return Err(no_device(
+            kind,
+            "CUDA toolkit headers (include/cuda.h) were not found",
+        ));
     }
     let name = catch_unwind(|| {
         let dev = result::device::get(0).map_err(|e| format!("{e:?}"))?;
@@ -164,13 +180,15 @@ fn probe_wgpu() -> Result<String, BackendError> {
 /// # Errors
 /// [`BackendError::NoDevice`] when the driver, a device or the toolkit headers are missing.
 #[cfg(feature = "cuda")]
-pub fn cuda_client() -> Result<cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>, BackendError>
-{
+pub fn cuda_client()
+-> Result<cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>, BackendError> {
     use cubecl::cuda::{CudaDevice, CudaRuntime};
     use cubecl::prelude::Runtime;
     probe(BackendKind::Cuda)?;
-    catch_unwind(AssertUnwindSafe(|| CudaRuntime::client(&CudaDevice::new(0))))
-        .map_err(|p| no_device(BackendKind::Cuda, panic_text(p.as_ref())))
+    catch_unwind(AssertUnwindSafe(|| {
+        CudaRuntime::client(&CudaDevice::new(0))
+    }))
+    .map_err(|p| no_device(BackendKind::Cuda, panic_text(p.as_ref())))
 }
 
 /// A wgpu client on the default adapter (`CUBECL_WGPU_DEFAULT_DEVICE` overrides), or why there
@@ -179,11 +197,13 @@ pub fn cuda_client() -> Result<cubecl::prelude::ComputeClient<cubecl::cuda::Cuda
 /// # Errors
 /// [`BackendError::NoDevice`] when no adapter answers.
 #[cfg(feature = "wgpu")]
-pub fn wgpu_client() -> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::WgpuRuntime>, BackendError>
-{
+pub fn wgpu_client()
+-> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::WgpuRuntime>, BackendError> {
     use cubecl::prelude::Runtime;
     use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
     probe(BackendKind::Wgpu)?;
-    catch_unwind(AssertUnwindSafe(|| WgpuRuntime::client(&WgpuDevice::default())))
-        .map_err(|p| no_device(BackendKind::Wgpu, panic_text(p.as_ref())))
+    catch_unwind(AssertUnwindSafe(|| {
+        WgpuRuntime::client(&WgpuDevice::default())
+    }))
+    .map_err(|p| no_device(BackendKind::Wgpu, panic_text(p.as_ref())))
 }

@@ -18,7 +18,11 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 #[derive(Parser)]
-#[command(name = "cubeport", version, about = "Check cubeport's GPU kernels on every backend against an f64 CPU reference")]
+#[command(
+    name = "cubeport",
+    version,
+    about = "Check cubeport's GPU kernels on every backend against an f64 CPU reference"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -68,7 +72,11 @@ fn devices() -> ExitCode {
             Err(e) => println!("{kind}: unavailable: {e}"),
         }
     }
-    if any { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if any {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn caps_for(kind: BackendKind) -> Result<cubeport::Caps, Error> {
@@ -126,7 +134,11 @@ fn cases(kinds: &[BackendKind]) -> Vec<Case> {
     for dtype in dtypes {
         for act in acts {
             for row_len in [None, Some(4096)] {
-                out.push(Case { act, row_len, dtype });
+                out.push(Case {
+                    act,
+                    row_len,
+                    dtype,
+                });
             }
         }
     }
@@ -152,7 +164,12 @@ struct Measured {
 }
 
 fn check(args: CheckArgs) -> ExitCode {
-    let forced = match args.backend.as_deref().map(str::parse::<BackendKind>).transpose() {
+    let forced = match args
+        .backend
+        .as_deref()
+        .map(str::parse::<BackendKind>)
+        .transpose()
+    {
         Ok(k) => k,
         Err(e) => {
             eprintln!("{e}");
@@ -181,9 +198,13 @@ fn check(args: CheckArgs) -> ExitCode {
     for &kind in &kinds {
         let result = match kind {
             #[cfg(feature = "cuda")]
-            BackendKind::Cuda => backends::cuda_client().map_err(Error::from).map(|c| run_backend(&c, kind, &cases, &args)),
+            BackendKind::Cuda => backends::cuda_client()
+                .map_err(Error::from)
+                .map(|c| run_backend(&c, kind, &cases, &args)),
             #[cfg(feature = "wgpu")]
-            BackendKind::Wgpu => backends::wgpu_client().map_err(Error::from).map(|c| run_backend(&c, kind, &cases, &args)),
+            BackendKind::Wgpu => backends::wgpu_client()
+                .map_err(Error::from)
+                .map(|c| run_backend(&c, kind, &cases, &args)),
             other => Err(backends::BackendError::NotCompiled(other).into()),
         };
         match result {
@@ -195,22 +216,42 @@ fn check(args: CheckArgs) -> ExitCode {
     print_table(&rows);
     let bad = rows
         .iter()
-        .filter(|r| r.outcome.as_ref().map_or(true, |m| !m.cmp.ok()) || r.agreement.is_some_and(|(_, ok)| !ok))
+        .filter(|r| {
+            r.outcome.as_ref().map_or(true, |m| !m.cmp.ok())
+                || r.agreement.is_some_and(|(_, ok)| !ok)
+        })
         .count();
     println!("{} passed, {} failed", rows.len() - bad, bad);
-    if bad == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if bad == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
-fn run_backend<R: Runtime>(client: &ComputeClient<R>, kind: BackendKind, cases: &[Case], args: &CheckArgs) -> Vec<Row> {
+fn run_backend<R: Runtime>(
+    client: &ComputeClient<R>,
+    kind: BackendKind,
+    cases: &[Case],
+    args: &CheckArgs,
+) -> Vec<Row> {
     let caps = caps_of(client);
     let big = caps.num_sms.is_some() || caps.max_alloc_bytes >= (1 << 30);
-    let elems = args.elems.unwrap_or(if big { (1 << 25) + 5 } else { (1 << 20) + 5 });
+    let elems = args
+        .elems
+        .unwrap_or(if big { (1 << 25) + 5 } else { (1 << 20) + 5 });
     let progress = std::io::stderr().is_terminal();
     let mut copy_cache: Vec<(DType, usize, Option<f64>)> = Vec::new();
     let mut rows = Vec::new();
     for (i, case) in cases.iter().enumerate() {
         if progress {
-            eprint!("\r{kind}: {}/{} {} {}        ", i + 1, cases.len(), case.act.name(), case.dtype);
+            eprint!(
+                "\r{kind}: {}/{} {} {}        ",
+                i + 1,
+                cases.len(),
+                case.act.name(),
+                case.dtype
+            );
             let _ = std::io::stderr().flush();
         }
         let shape = case.shape(elems);
@@ -220,7 +261,10 @@ fn run_backend<R: Runtime>(client: &ComputeClient<R>, kind: BackendKind, cases: 
         let n: usize = shape.iter().product();
         let copy_gbps = if args.no_time {
             None
-        } else if let Some(&(_, _, g)) = copy_cache.iter().find(|(d, m, _)| *d == case.dtype && *m == n) {
+        } else if let Some(&(_, _, g)) = copy_cache
+            .iter()
+            .find(|(d, m, _)| *d == case.dtype && *m == n)
+        {
             g
         } else {
             let g = copy_bandwidth(client, case.dtype, n);
@@ -237,7 +281,13 @@ fn run_backend<R: Runtime>(client: &ComputeClient<R>, kind: BackendKind, cases: 
             m
         })
         .map_err(|e| e.to_string());
-        rows.push(Row { case: *case, backend: kind, shape, outcome, agreement: None });
+        rows.push(Row {
+            case: *case,
+            backend: kind,
+            shape,
+            outcome,
+            agreement: None,
+        });
     }
     if progress {
         eprintln!();
@@ -264,16 +314,32 @@ fn measure<R: Runtime, E: Element>(
     cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act)?;
     let got = to_f64(&dy.to_vec(client)?);
     let want = reference::bias_activation(&to_f64(&x), &to_f64(&b), case.act);
-    let want: Vec<f64> = want.into_iter().map(|v| E::from_f64(v).to_f64()).collect::<Vec<_>>();
+    let want: Vec<f64> = want
+        .into_iter()
+        .map(|v| E::from_f64(v).to_f64())
+        .collect::<Vec<_>>();
     let cmp = compare(&got, &want, Tolerance::elementwise(case.dtype));
     let time = if no_time || !cmp.ok() {
         None // never time a wrong kernel
     } else {
-        time_op(client, || cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act))?
+        time_op(client, || {
+            cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act)
+        })?
     };
     let gbps = time.map(|t| case.bytes(elems) as f64 / t.as_secs_f64() / 1e9);
-    let variant = if n % variant.vector == 0 { variant.to_string() } else { format!("{variant}+tail") };
-    Ok(Measured { variant, cmp, output: got, time, gbps, copy_gbps: None })
+    let variant = if n.is_multiple_of(variant.vector) {
+        variant.to_string()
+    } else {
+        format!("{variant}+tail")
+    };
+    Ok(Measured {
+        variant,
+        cmp,
+        output: got,
+        time,
+        gbps,
+        copy_gbps: None,
+    })
 }
 
 /// Device copy of `n` elements of `dtype` with cubeport's copy kernel: bytes read + written.
@@ -282,23 +348,38 @@ fn copy_bandwidth<R: Runtime>(client: &ComputeClient<R>, dtype: DType, n: usize)
     let src = client.create_from_slice(&vec![0x3Cu8; bytes]);
     let dst = client.empty(bytes);
     let input = cubeport::TensorRef::contiguous(&src, &[n], dtype);
-    let t = time_op(client, || cubeport::copy_into(client, input.clone(), cubeport::TensorMut::contiguous(&dst, &[n], dtype)))
-        .ok()
-        .flatten()?;
+    let t = time_op(client, || {
+        cubeport::copy_into(
+            client,
+            input.clone(),
+            cubeport::TensorMut::contiguous(&dst, &[n], dtype),
+        )
+    })
+    .ok()
+    .flatten()?;
     Some(2.0 * bytes as f64 / t.as_secs_f64() / 1e9)
 }
 
 /// Median time of one op: launches in batches between two device syncs (so host launch cost
 /// overlaps device work, as in a real pipeline), 5 batches after a warm-up.
-fn time_op<R: Runtime>(client: &ComputeClient<R>, mut op: impl FnMut() -> Result<(), Error>) -> Result<Option<Duration>, Error> {
-    let sync = |c: &ComputeClient<R>| cubecl::future::block_on(c.sync()).map_err(|e| Error::Launch { op: "sync", message: format!("{e:?}") });
+fn time_op<R: Runtime>(
+    client: &ComputeClient<R>,
+    mut op: impl FnMut() -> Result<(), Error>,
+) -> Result<Option<Duration>, Error> {
+    let sync = |c: &ComputeClient<R>| {
+        cubecl::future::block_on(c.sync()).map_err(|e| Error::Launch {
+            op: "sync",
+            message: format!("{e:?}"),
+        })
+    };
     op()?;
     sync(client)?;
     let t0 = Instant::now();
     op()?;
     sync(client)?;
     let once = t0.elapsed().max(Duration::from_micros(1));
-    let per_batch = ((Duration::from_millis(30).as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 200);
+    let per_batch =
+        ((Duration::from_millis(30).as_secs_f64() / once.as_secs_f64()) as usize).clamp(1, 200);
     let mut samples = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
@@ -317,13 +398,21 @@ fn cross_check(rows: &mut [Row]) {
     for i in 0..n {
         for j in 0..i {
             let (a, b) = (&rows[j], &rows[i]);
-            if a.backend == b.backend || a.case.act != b.case.act || a.case.dtype != b.case.dtype || a.case.row_len != b.case.row_len || a.shape != b.shape {
+            if a.backend == b.backend
+                || a.case.act != b.case.act
+                || a.case.dtype != b.case.dtype
+                || a.case.row_len != b.case.row_len
+                || a.shape != b.shape
+            {
                 continue;
             }
             if let (Ok(ma), Ok(mb)) = (&a.outcome, &b.outcome) {
                 // Each backend is within `tol` of the reference, so they agree within 2·tol.
                 let t = Tolerance::elementwise(a.case.dtype);
-                let tol = Tolerance { atol: 2.0 * t.atol, rtol: 2.0 * t.rtol };
+                let tol = Tolerance {
+                    atol: 2.0 * t.atol,
+                    rtol: 2.0 * t.rtol,
+                };
                 let c = compare(&mb.output, &ma.output, tol);
                 rows[i].agreement = Some((c.max_abs, c.ok()));
             }
@@ -334,10 +423,26 @@ fn cross_check(rows: &mut [Row]) {
 fn print_table(rows: &[Row]) {
     println!(
         "{:<16} {:<5} {:<5} {:<12} {:<10} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
-        "kernel", "back", "dtype", "shape", "variant", "max_abs", "max_rel", "ok", "vs_other", "time_us", "GB/s", "%copy"
+        "kernel",
+        "back",
+        "dtype",
+        "shape",
+        "variant",
+        "max_abs",
+        "max_rel",
+        "ok",
+        "vs_other",
+        "time_us",
+        "GB/s",
+        "%copy"
     );
     for r in rows {
-        let shape = r.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("x");
+        let shape = r
+            .shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("x");
         match &r.outcome {
             Ok(m) => {
                 let agree = match r.agreement {
@@ -360,7 +465,8 @@ fn print_table(rows: &[Row]) {
                     m.cmp.max_rel,
                     if m.cmp.ok() { "ok" } else { "FAIL" },
                     agree,
-                    m.time.map_or("-".into(), |t| format!("{:.1}", t.as_secs_f64() * 1e6)),
+                    m.time
+                        .map_or("-".into(), |t| format!("{:.1}", t.as_secs_f64() * 1e6)),
                     m.gbps.map_or("-".into(), |g| format!("{g:.1}")),
                     pct,
                 );
@@ -368,16 +474,28 @@ fn print_table(rows: &[Row]) {
                     println!("    {}", m.cmp);
                 }
             }
-            Err(e) => println!("{:<16} {:<5} {:<5} {:<12} ERROR {e}", r.case.act.name(), r.backend.name(), r.case.dtype.name(), shape),
+            Err(e) => println!(
+                "{:<16} {:<5} {:<5} {:<12} ERROR {e}",
+                r.case.act.name(),
+                r.backend.name(),
+                r.case.dtype.name(),
+                shape
+            ),
         }
     }
     let mut seen = Vec::new();
     for r in rows {
-        if let Ok(Measured { copy_gbps: Some(c), .. }) = &r.outcome {
+        if let Ok(Measured {
+            copy_gbps: Some(c), ..
+        }) = &r.outcome
+        {
             let key = (r.backend, r.case.dtype);
             if !seen.contains(&key) {
                 seen.push(key);
-                println!("ceiling {} {}: device copy (cubeport copy kernel, read+write) {:.1} GB/s", r.backend, r.case.dtype, c);
+                println!(
+                    "ceiling {} {}: device copy (cubeport copy kernel, read+write) {:.1} GB/s",
+                    r.backend, r.case.dtype, c
+                );
             }
         }
     }

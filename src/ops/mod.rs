@@ -8,7 +8,10 @@ use cubecl::prelude::*;
 
 /// Flushes the client's queue and turns a launch error that cubecl only reports there into
 /// [`Error::Launch`], so an op never returns success for a kernel that did not run.
-pub(crate) fn flush_checked<R: Runtime>(client: &ComputeClient<R>, op: &'static str) -> Result<(), Error> {
+pub(crate) fn flush_checked<R: Runtime>(
+    client: &ComputeClient<R>,
+    op: &'static str,
+) -> Result<(), Error> {
     client.flush().map_err(|e| Error::launch(op, e))
 }
 
@@ -21,6 +24,11 @@ pub(crate) fn expect_dtype_supported(
     if dtype.is_supported_by(caps) {
         Ok(())
     } else {
-        Err(Error::UnsupportedDType { op, dtype, backend: caps.backend, runtime: caps.runtime_name })
+        Err(Error::UnsupportedDType {
+            op,
+            dtype,
+            backend: caps.backend,
+            runtime: caps.runtime_name,
+        })
     }
 }

@@ -71,9 +71,19 @@ mod tests {
 
     #[test]
     fn erf_matches_known_values() {
-        for (x, want) in [(0.0, 0.0), (0.5, 0.520_499_877_813_046_5), (1.0, 0.842_700_792_949_714_9),
-            (2.0, 0.995_322_265_018_952_7), (3.0, 0.999_977_909_503_001_4), (-1.0, -0.842_700_792_949_714_9)] {
-            assert!((erf(x) - want).abs() < 1e-14, "erf({x}) = {} want {want}", erf(x));
+        for (x, want) in [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (3.0, 0.999_977_909_503_001_4),
+            (-1.0, -0.842_700_792_949_714_9),
+        ] {
+            assert!(
+                (erf(x) - want).abs() < 1e-14,
+                "erf({x}) = {} want {want}",
+                erf(x)
+            );
         }
     }
 
@@ -88,7 +98,11 @@ mod tests {
 
     #[test]
     fn relu_propagates_nan_and_broadcasts() {
-        let got = bias_activation(&[1.0, -3.0, f64::NAN, 2.0], &[1.0, 0.5], Activation::ReluScale { scale: 2.0 });
+        let got = bias_activation(
+            &[1.0, -3.0, f64::NAN, 2.0],
+            &[1.0, 0.5],
+            Activation::ReluScale { scale: 2.0 },
+        );
         assert_eq!(got[0], 4.0);
         assert_eq!(got[1], 0.0);
         assert!(got[2].is_nan());

@@ -16,13 +16,22 @@ pub struct Tolerance {
 
 impl Tolerance {
     /// Exact agreement (transposes, copies, histogram counts).
-    pub const EXACT: Tolerance = Tolerance { atol: 0.0, rtol: 0.0 };
+    pub const EXACT: Tolerance = Tolerance {
+        atol: 0.0,
+        rtol: 0.0,
+    };
 
     /// Elementwise ops and activations computed in f32 and stored as `dtype`.
     pub fn elementwise(dtype: DType) -> Self {
         match dtype {
-            DType::F32 => Tolerance { atol: 1e-6, rtol: 1e-5 },
-            other => Tolerance { atol: other.epsilon(), rtol: 2.0 * other.epsilon() },
+            DType::F32 => Tolerance {
+                atol: 1e-6,
+                rtol: 1e-5,
+            },
+            other => Tolerance {
+                atol: other.epsilon(),
+                rtol: 2.0 * other.epsilon(),
+            },
         }
     }
 
@@ -63,8 +72,11 @@ impl Comparison {
 
 impl std::fmt::Display for Comparison {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} of {} outside tolerance, max abs {:.3e}, max rel {:.3e}", self.failures, self.len,
-            self.max_abs, self.max_rel)?;
+        write!(
+            f,
+            "{} of {} outside tolerance, max abs {:.3e}, max rel {:.3e}",
+            self.failures, self.len, self.max_abs, self.max_rel
+        )?;
         if let Some((i, got, want)) = self.first_failure {
             write!(f, "; first at [{i}]: got {got:e}, want {want:e}")?;
         }
@@ -85,7 +97,11 @@ pub fn compare(got: &[f64], want: &[f64], tol: Tolerance) -> Comparison {
         if g.is_finite() && w.is_finite() {
             let d = (g - w).abs();
             c.max_abs = c.max_abs.max(d);
-            let floor = if tol.rtol > 0.0 { tol.atol / tol.rtol } else { 0.0 };
+            let floor = if tol.rtol > 0.0 {
+                tol.atol / tol.rtol
+            } else {
+                0.0
+            };
             if w != 0.0 && w.abs() > floor {
                 c.max_rel = c.max_rel.max(d / w.abs());
             }

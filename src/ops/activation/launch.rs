@@ -28,10 +28,18 @@ fn parts(spec: &ActivationSpec, variant: &ActivationVariant) -> Vec<Part> {
     let (body, tail) = variant.split(spec.len, spec.dtype);
     let mut parts = Vec::with_capacity(2);
     if body > 0 {
-        parts.push(Part { offset: 0, len: body, vector: variant.vector });
+        parts.push(Part {
+            offset: 0,
+            len: body,
+            vector: variant.vector,
+        });
     }
     if tail > 0 {
-        parts.push(Part { offset: body, len: tail, vector: 1 });
+        parts.push(Part {
+            offset: body,
+            len: tail,
+            vector: 1,
+        });
     }
     parts
 }
@@ -40,7 +48,9 @@ fn slice(handle: &Handle, offset_elems: usize, dtype: DType) -> Handle {
     if offset_elems == 0 {
         handle.clone()
     } else {
-        handle.clone().offset_start((offset_elems * dtype.size()) as u64)
+        handle
+            .clone()
+            .offset_start((offset_elems * dtype.size()) as u64)
     }
 }
 
@@ -71,7 +81,9 @@ fn typed<R: Runtime, E: Element>(
     variant: &ActivationVariant,
     act: Act,
 ) {
-    let config = ActivationConfig { broadcast: matches!(spec.bias, BiasMode::Rows { .. }) };
+    let config = ActivationConfig {
+        broadcast: matches!(spec.bias, BiasMode::Rows { .. }),
+    };
     for part in parts(spec, variant) {
         let x = slice(input, part.offset, spec.dtype);
         let out = slice(output, part.offset, spec.dtype);

@@ -136,14 +136,23 @@ fn bias_activation_impl<R: Runtime>(
     forced: Option<ActivationVariant>,
 ) -> Result<(), Error> {
     let op = act.name();
-    let spec = ActivationSpec::new(&input.layout, &bias.layout, &output.layout).map_err(Error::shape(op))?;
+    let spec = ActivationSpec::new(&input.layout, &bias.layout, &output.layout)
+        .map_err(Error::shape(op))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
     let variant = match forced {
         Some(v) => v.checked(&spec).map_err(Error::shape(op))?,
         None => ActivationVariant::select(&caps, &spec),
     };
-    launch::bias_activation(client, input.handle, bias.handle, output.handle, &spec, &variant, act.act())?;
+    launch::bias_activation(
+        client,
+        input.handle,
+        bias.handle,
+        output.handle,
+        &spec,
+        &variant,
+        act.act(),
+    )?;
     flush_checked(client, op)
 }
 
@@ -156,7 +165,8 @@ pub fn bias_activation_variant<R: Runtime>(
     input: &TensorRef<'_>,
     bias: &TensorRef<'_>,
 ) -> Result<ActivationVariant, Error> {
-    let spec = ActivationSpec::new(&input.layout, &bias.layout, &input.layout).map_err(Error::shape("select"))?;
+    let spec = ActivationSpec::new(&input.layout, &bias.layout, &input.layout)
+        .map_err(Error::shape("select"))?;
     Ok(ActivationVariant::select(&caps_of(client), &spec))
 }
 

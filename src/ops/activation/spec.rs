@@ -29,7 +29,11 @@ impl ActivationSpec {
         output.expect_dense("output")?;
         output.expect_matches("output", input)?;
         if bias.dtype != input.dtype {
-            return Err(ShapeError::DTypeMismatch { name: "bias", expected: input.dtype, got: bias.dtype });
+            return Err(ShapeError::DTypeMismatch {
+                name: "bias",
+                expected: input.dtype,
+                got: bias.dtype,
+            });
         }
         let row_len = input.shape.last().copied().unwrap_or(1);
         let mode = if bias.shape == input.shape {
@@ -37,9 +41,16 @@ impl ActivationSpec {
         } else if bias.shape == [row_len] {
             BiasMode::Rows { row_len }
         } else {
-            return Err(ShapeError::BiasShape { bias: bias.shape.clone(), input: input.shape.clone() });
+            return Err(ShapeError::BiasShape {
+                bias: bias.shape.clone(),
+                input: input.shape.clone(),
+            });
         };
-        Ok(Self { len: input.num_elems(), bias: mode, dtype: input.dtype })
+        Ok(Self {
+            len: input.num_elems(),
+            bias: mode,
+            dtype: input.dtype,
+        })
     }
 
     /// Validates `input` and `output` for a plain copy.
@@ -48,7 +59,11 @@ impl ActivationSpec {
         input.expect_dense("input")?;
         output.expect_dense("output")?;
         output.expect_matches("output", input)?;
-        Ok(Self { len: input.num_elems(), bias: BiasMode::Full, dtype: input.dtype })
+        Ok(Self {
+            len: input.num_elems(),
+            bias: BiasMode::Full,
+            dtype: input.dtype,
+        })
     }
 }
 
@@ -70,7 +85,11 @@ pub struct ActivationVariant {
 
 impl std::fmt::Display for ActivationVariant {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.vector == 1 { write!(f, "scalar") } else { write!(f, "vec{}", self.vector) }
+        if self.vector == 1 {
+            write!(f, "scalar")
+        } else {
+            write!(f, "vec{}", self.vector)
+        }
     }
 }
 
@@ -89,14 +108,18 @@ impl ActivationVariant {
             .unwrap_or(1);
         let cube_dim = CUBE_DIM.min(caps.max_units_per_cube.max(1));
         let max_cubes = MAX_CUBES.min(caps.max_cube_count[0].max(1));
-        Self { vector, cube_dim, max_cubes }
+        Self {
+            vector,
+            cube_dim,
+            max_cubes,
+        }
     }
 
     /// Splits `len` elements into a vectorized body and a scalar tail. The body length is a
     /// multiple of `vector` and, when a tail exists, of 256 bytes so the tail's buffer offset
     /// meets every backend's binding-offset alignment.
     pub(crate) fn split(&self, len: usize, dtype: DType) -> (usize, usize) {
-        if self.vector == 1 || len % self.vector == 0 {
+        if self.vector == 1 || len.is_multiple_of(self.vector) {
             return (len, 0);
         }
         let granule = (256 / dtype.size()).max(self.vector);
@@ -117,7 +140,9 @@ impl ActivationVariant {
         if fits {
             Ok(self)
         } else {
-            Err(ShapeError::VariantMismatch { variant: self.to_string() })
+            Err(ShapeError::VariantMismatch {
+                variant: self.to_string(),
+            })
         }
     }
 
@@ -162,7 +187,10 @@ mod tests {
     fn rejects_output_shape_mismatch() {
         let x = dense(&[8], DType::F32);
         let err = ActivationSpec::new(&x, &x, &dense(&[7], DType::F32)).unwrap_err();
-        assert!(matches!(err, ShapeError::ShapeMismatch { name: "output", .. }));
+        assert!(matches!(
+            err,
+            ShapeError::ShapeMismatch { name: "output", .. }
+        ));
     }
 
     #[test]
@@ -170,7 +198,10 @@ mod tests {
         let x = dense(&[4, 6], DType::F32);
         for bias in [&[4][..], &[6, 4], &[7], &[1, 6]] {
             let err = ActivationSpec::new(&x, &dense(bias, DType::F32), &x).unwrap_err();
-            assert!(matches!(err, ShapeError::BiasShape { .. }), "{bias:?}: {err:?}");
+            assert!(
+                matches!(err, ShapeError::BiasShape { .. }),
+                "{bias:?}: {err:?}"
+            );
         }
     }
 
@@ -178,9 +209,15 @@ mod tests {
     fn rejects_dtype_mismatch() {
         let x = dense(&[4], DType::F32);
         let err = ActivationSpec::new(&x, &dense(&[4], DType::F16), &x).unwrap_err();
-        assert!(matches!(err, ShapeError::DTypeMismatch { name: "bias", .. }));
+        assert!(matches!(
+            err,
+            ShapeError::DTypeMismatch { name: "bias", .. }
+        ));
         let err = ActivationSpec::new(&x, &x, &dense(&[4], DType::F16)).unwrap_err();
-        assert!(matches!(err, ShapeError::DTypeMismatch { name: "output", .. }));
+        assert!(matches!(
+            err,
+            ShapeError::DTypeMismatch { name: "output", .. }
+        ));
     }
 
     #[test]
@@ -188,32 +225,53 @@ mod tests {
         let x = dense(&[4, 4], DType::F32);
         let mut t = x.clone();
         t.strides = vec![1, 4];
-        assert!(matches!(ActivationSpec::new(&t, &x, &x).unwrap_err(), ShapeError::NotContiguous { .. }));
+        assert!(matches!(
+            ActivationSpec::new(&t, &x, &x).unwrap_err(),
+            ShapeError::NotContiguous { .. }
+        ));
         let mut r = x.clone();
         r.strides = vec![1];
-        assert!(matches!(ActivationSpec::new(&r, &x, &x).unwrap_err(), ShapeError::StridesRank { .. }));
+        assert!(matches!(
+            ActivationSpec::new(&r, &x, &x).unwrap_err(),
+            ShapeError::StridesRank { .. }
+        ));
         let mut s = x.clone();
         s.buffer_bytes = 63;
         assert!(matches!(
             ActivationSpec::new(&x, &x, &s).unwrap_err(),
-            ShapeError::BufferTooSmall { name: "output", needed: 64, got: 63 }
+            ShapeError::BufferTooSmall {
+                name: "output",
+                needed: 64,
+                got: 63
+            }
         ));
     }
 
     #[test]
     fn rejects_more_than_u32_elements() {
         let x = dense(&[1 << 16, 1 << 16], DType::F16);
-        assert!(matches!(ActivationSpec::new(&x, &x, &x).unwrap_err(), ShapeError::TooLarge { .. }));
+        assert!(matches!(
+            ActivationSpec::new(&x, &x, &x).unwrap_err(),
+            ShapeError::TooLarge { .. }
+        ));
     }
 
     #[test]
     fn split_keeps_tail_offset_aligned() {
-        let v = ActivationVariant { vector: 4, cube_dim: 256, max_cubes: 65535 };
+        let v = ActivationVariant {
+            vector: 4,
+            cube_dim: 256,
+            max_cubes: 65535,
+        };
         assert_eq!(v.split(4096, DType::F32), (4096, 0));
         assert_eq!(v.split(4097, DType::F32), (4096, 1));
         assert_eq!(v.split(3, DType::F32), (0, 3));
         assert_eq!(v.split(130, DType::F32), (128, 2));
-        let h = ActivationVariant { vector: 8, cube_dim: 256, max_cubes: 65535 };
+        let h = ActivationVariant {
+            vector: 8,
+            cube_dim: 256,
+            max_cubes: 65535,
+        };
         assert_eq!(h.split(300, DType::F16), (256, 44));
     }
 }

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# One device call on the GPU machine: strict tests on CUDA and wgpu-Vulkan, the main job, the
+# criterion benchmarks and the PyTorch anchors, all in the same call so every ratio has its
+# anchor measured alongside. Logs land in $OUT (the device tool brings them back).
+#
+#   (here)  ../shared/gpu/pack.sh --tests
+#   (device) source .gpu/prelude.sh && bash scripts/gpu-run.sh [steps…]
+# steps: devices tests check bench torch sanitize (default: all, in that order)
+set -uo pipefail
+OUT=${OUT:-/tmp/cubeport-out}
+mkdir -p "$OUT"
+steps=${*:-devices tests check bench torch sanitize}
+date -u +"%Y-%m-%dT%H:%M:%SZ" | tee "$OUT/date.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$OUT/date.txt"
+for step in $steps; do
+  echo "=== $step"
+  case $step in
+    devices) .gpu/bin/cubeport devices 2>&1 | tee "$OUT/devices.txt" ;;
+    tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
+    check) .gpu/bin/cubeport check 2>&1 | tee "$OUT/check.txt" ;;
+    bench) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} .gpu/bin/bench-activation --bench \
+             "${BENCH_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/full}" 2>&1 \
+             | grep -E '^activation|thrpt|time:|SKIP|panick|error' | tee "$OUT/bench.txt" ;;
+    torch) python3 .gpu/anchors_torch.py copy_and_reduce fused_elementwise 2>&1 | tee "$OUT/torch.txt" ;;
+    sanitize)
+      for tool in memcheck racecheck; do
+        compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/main --test-threads 1 \
+          'cuda::activation_rows_match_reference' 'cuda::activation_every_vector_width' 2>&1 \
+          | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result|Error|error' | tee "$OUT/sanitize-$tool.txt"
+      done ;;
+  esac
+done
