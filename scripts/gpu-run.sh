@@ -15,11 +15,15 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noh
 for step in $steps; do
   echo "=== $step"
   case $step in
-    devices) .gpu/bin/cubeport devices 2>&1 | tee "$OUT/devices.txt" ;;
+    devices) .gpu/bin/cubeport devices 2>&1 | tee "$OUT/devices.txt"
+      if grep -q '^wgpu: unavailable' "$OUT/devices.txt"; then  # diagnose the Vulkan ICD
+        (echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; cat "${VK_DRIVER_FILES:-/dev/null}"; ldconfig -p | grep -E 'vulkan|GLdispatch|GLX|EGL';
+         lib=$(grep -o '"library_path"[^,]*' "${VK_DRIVER_FILES:-/dev/null}" | cut -d'"' -f4); [ -n "$lib" ] && ldd "$(ldconfig -p | grep -m1 "$lib" | awk '{print $NF}')" ) 2>&1 | tee -a "$OUT/devices.txt"
+      fi ;;
     tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
     check) .gpu/bin/cubeport check 2>&1 | tee "$OUT/check.txt" ;;
     bench) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} .gpu/bin/bench-activation --bench \
-             "${BENCH_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/full}" 2>&1 \
+             "${BENCH_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/(full|none)}" 2>&1 \
              | grep -E '^activation|thrpt|time:|SKIP|panick|error' | tee "$OUT/bench.txt" ;;
     torch) python3 .gpu/anchors_torch.py copy_and_reduce fused_elementwise 2>&1 | tee "$OUT/torch.txt" ;;
     sanitize)
