@@ -24,7 +24,10 @@
 //! # Ok::<(), cubeport::Error>(())
 //! ```
 #![deny(missing_docs)]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 /// The cubecl this crate was built with; use it so your handles and cubeport's agree.
 pub use cubecl;

@@ -130,7 +130,11 @@ impl fmt::Display for Caps {
             yes(self.bf16),
             yes(self.tensor_cores),
             self.num_sms.map_or("?".to_string(), |n| n.to_string()),
-            if self.max_vector_size > 64 { "any".to_string() } else { self.max_vector_size.to_string() },
+            if self.max_vector_size > 64 {
+                "any".to_string()
+            } else {
+                self.max_vector_size.to_string()
+            },
             self.max_alloc_bytes >> 20,
             self.max_cube_count,
             if self.device_timing { "device" } else { "host" },

@@ -12,7 +12,10 @@
 //! # Ok::<(), cubeport_backends::BackendError>(())
 //! ```
 #![deny(missing_docs)]
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic))]
+#![cfg_attr(
+    not(test),
+    deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
+)]
 
 mod caps;
 mod probe;
