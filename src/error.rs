@@ -27,6 +27,17 @@ pub enum Error {
         /// cubecl's runtime name (`wgpu<wgsl>`, `cuda`, …).
         runtime: &'static str,
     },
+    /// The device cannot run what was asked (a forced variant it lacks, a size beyond its
+    /// limits). Recoverable: pick another variant or backend.
+    #[error("{op} is not supported on {backend}: {reason}")]
+    Unsupported {
+        /// The op.
+        op: &'static str,
+        /// The backend kind.
+        backend: BackendKind,
+        /// Why.
+        reason: String,
+    },
     /// Backend not compiled in, no device, or probing failed.
     #[error(transparent)]
     Backend(#[from] BackendError),
@@ -159,5 +170,31 @@ pub enum ShapeError {
     VariantMismatch {
         /// The variant's id.
         variant: String,
+    },
+    /// An axis index not below the rank.
+    #[error("axis {axis} is out of range for rank {rank}")]
+    AxisOutOfRange {
+        /// Axis asked for.
+        axis: usize,
+        /// Rank of the tensor.
+        rank: usize,
+    },
+    /// The op works along the last axis only.
+    #[error("axis {axis} is not the innermost axis of a rank-{rank} tensor")]
+    AxisNotInnermost {
+        /// Axis asked for.
+        axis: usize,
+        /// Rank of the tensor.
+        rank: usize,
+    },
+    /// A tensor of the wrong rank.
+    #[error("`{name}` must have rank {expected}, got shape {shape:?}")]
+    Rank {
+        /// Argument name.
+        name: &'static str,
+        /// Rank required.
+        expected: usize,
+        /// Its shape.
+        shape: Vec<usize>,
     },
 }

@@ -53,6 +53,11 @@ pub use ops::activation::{
     bias_activation_variant, bias_activation_with, bias_gelu, bias_gelu_into, bias_relu_scale,
     bias_relu_scale_into, copy_into,
 };
+pub use ops::gemv::{GemvVariant, Transpose, gemv_into, gemv_with};
+pub use ops::reduce::{reduce, reduce_into, reduce_with};
+pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};
+pub use ops::{ReducePath, RowGroup};
+pub use reference::Reduction;
 pub use tensor::{DeviceTensor, TensorMut, TensorRef};
 
 /// `Caps` of the backend a client belongs to.

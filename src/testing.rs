@@ -7,7 +7,7 @@ use cubecl::prelude::*;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-pub use crate::reference::{Comparison, Tolerance, compare};
+pub use crate::reference::{Comparison, Tolerance, compare, compare_each};
 
 /// Environment variable that turns every skip into a failure (set it on GPU machines).
 pub const STRICT_ENV: &str = "CUBEPORT_STRICT";

@@ -11,7 +11,7 @@ macro_rules! backend_suite {
             #[allow(unused_imports)]
             use cubeport::{Activation, DType, GeluApprox};
             use rstest::rstest;
-            use crate::suite::{self, activation};
+            use crate::suite::{self, activation, reduce};
 
             type R = $R;
 
@@ -93,6 +93,84 @@ macro_rules! backend_suite {
             fn activation_rejects_unsupported_dtypes() {
                 let Some(c) = client("activation_rejects_unsupported_dtypes") else { return };
                 activation::rejects_unsupported_dtypes(&c, &[$(DType::$ud),*]);
+            }
+
+            #[rstest]
+            fn reduce_rows_match_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((1, 1), (3, 7), (64, 32), (17, 1000), (2, 4097), (3, 8192), (2, 65536))] rows_len: (usize, usize),
+            ) {
+                let Some(c) = client("reduce_rows_match_reference") else { return };
+                reduce::reduce_matches(&c, dtype, &[rows_len.0, rows_len.1], Some(1));
+            }
+
+            #[rstest]
+            fn reduce_strided_axis_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((vec![4, 5, 6], 1), (vec![4, 5, 6], 0), (vec![3, 1000, 8], 1), (vec![7, 33], 0), (vec![2, 3, 5, 7], 2))] case: (Vec<usize>, usize),
+            ) {
+                let Some(c) = client("reduce_strided_axis_matches_reference") else { return };
+                reduce::reduce_matches(&c, dtype, &case.0, Some(case.1));
+            }
+
+            #[rstest]
+            fn reduce_all_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("reduce_all_matches_reference") else { return };
+                reduce::reduce_all_lengths(&c, dtype);
+            }
+
+            #[test]
+            fn reduce_all_huge() {
+                let Some(c) = client("reduce_all_huge") else { return };
+                reduce::reduce_all_huge(&c);
+            }
+
+            #[test]
+            fn reduce_edge_values() {
+                let Some(c) = client("reduce_edge_values") else { return };
+                reduce::reduce_edge_values(&c);
+            }
+
+            #[test]
+            fn reduce_rejects_bad_input() {
+                let Some(c) = client("reduce_rejects_bad_input") else { return };
+                reduce::reduce_rejects_bad_input(&c);
+            }
+
+            #[rstest]
+            fn softmax_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((1, 1), (3, 7), (100, 3), (64, 32), (17, 1000), (2, 4097), (3, 65536))] rows_len: (usize, usize),
+            ) {
+                let Some(c) = client("softmax_matches_reference") else { return };
+                reduce::softmax_matches(&c, dtype, rows_len.0, rows_len.1);
+            }
+
+            #[test]
+            fn softmax_edge_rows() {
+                let Some(c) = client("softmax_edge_rows") else { return };
+                reduce::softmax_edge_rows(&c);
+            }
+
+            #[test]
+            fn softmax_rejects_bad_input() {
+                let Some(c) = client("softmax_rejects_bad_input") else { return };
+                reduce::softmax_rejects_bad_input(&c);
+            }
+
+            #[rstest]
+            fn gemv_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((1, 1), (3, 7), (64, 32), (33, 64), (17, 1000), (5, 4097), (1, 8192), (300, 33))] rows_cols: (usize, usize),
+            ) {
+                let Some(c) = client("gemv_matches_reference") else { return };
+                reduce::gemv_matches(&c, dtype, rows_cols.0, rows_cols.1);
+            }
+
+            #[test]
+            fn gemv_rejects_bad_input() {
+                let Some(c) = client("gemv_rejects_bad_input") else { return };
+                reduce::gemv_rejects_bad_input(&c);
             }
 
             #[test]

@@ -7,3 +7,6 @@
 #![allow(missing_docs)] // the #[cube] macro generates undocumented items
 
 pub mod activation;
+pub mod gemv;
+pub mod reduce;
+pub mod softmax;

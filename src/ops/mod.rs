@@ -2,6 +2,12 @@
 //! `launch.rs` (the only `unsafe`) and `mod.rs` (the public functions and their docs).
 
 pub mod activation;
+pub mod gemv;
+mod group;
+pub mod reduce;
+pub mod softmax;
+
+pub use group::{ReducePath, RowGroup};
 
 use crate::Error;
 use cubecl::prelude::*;

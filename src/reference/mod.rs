@@ -2,7 +2,9 @@
 //! the documented [tolerances](crate::reference::Tolerance). They never panic.
 
 mod activation;
+mod reduce;
 mod tolerance;
 
 pub use activation::{bias_activation, gelu_erf, gelu_tanh};
-pub use tolerance::{Comparison, Tolerance, compare};
+pub use reduce::{Reduction, gemv, reduce, softmax};
+pub use tolerance::{Comparison, Tolerance, compare, compare_each};

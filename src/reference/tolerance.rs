@@ -35,6 +35,17 @@ impl Tolerance {
         }
     }
 
+    /// A sum of `k` terms whose magnitudes add up to `sum_abs`, accumulated in f32 and stored as
+    /// `dtype`: the elementwise tolerance plus `4·√k·ε(f32)·sum_abs` absolute.
+    pub fn reduction(dtype: DType, k: usize, sum_abs: f64) -> Self {
+        let base = Self::elementwise(dtype);
+        let extra = 4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64 * sum_abs;
+        Tolerance {
+            atol: base.atol + extra,
+            rtol: base.rtol,
+        }
+    }
+
     /// Whether `got` is within tolerance of `want`. NaN must meet NaN and ±inf the same ±inf.
     pub fn accepts(&self, got: f64, want: f64) -> bool {
         if want.is_nan() || got.is_nan() {
@@ -86,6 +97,12 @@ impl std::fmt::Display for Comparison {
 
 /// Compares `got` with `want` under `tol`.
 pub fn compare(got: &[f64], want: &[f64], tol: Tolerance) -> Comparison {
+    compare_each(got, want, |_| tol)
+}
+
+/// Compares `got` with `want`, element `i` under `tol(i)` (reductions, whose tolerance grows
+/// with the magnitude of the terms summed into each output).
+pub fn compare_each(got: &[f64], want: &[f64], tol: impl Fn(usize) -> Tolerance) -> Comparison {
     let mut c = Comparison {
         len: want.len(),
         max_abs: 0.0,
@@ -94,6 +111,7 @@ pub fn compare(got: &[f64], want: &[f64], tol: Tolerance) -> Comparison {
         first_failure: None,
     };
     for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
+        let tol = tol(i);
         if g.is_finite() && w.is_finite() {
             let d = (g - w).abs();
             c.max_abs = c.max_abs.max(d);

@@ -1,0 +1,117 @@
+//! The row-group variant shared by reduce, softmax and gemv: how many units reduce one row,
+//! and whether they combine through plane shuffles or a shared-memory tree.
+
+use crate::{Caps, Error};
+use cubeport_kernels::reduce::GroupConfig;
+use std::fmt;
+
+/// How the units of a row group combine their partial results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReducePath {
+    /// Plane (warp/subgroup) shuffles; needs a fixed plane width.
+    Plane,
+    /// A shared-memory tree; runs everywhere.
+    Shared,
+}
+
+/// A row-group variant: `group` units per row, combining along `path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RowGroup {
+    /// Combine path.
+    pub path: ReducePath,
+    /// Units per row (a power of two; a multiple of the plane width on the plane path).
+    pub group: u32,
+}
+
+/// Units per cube of the row kernels.
+pub(crate) const CUBE_UNITS: u32 = 256;
+
+impl fmt::Display for RowGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let path = match self.path {
+            ReducePath::Plane => "plane",
+            ReducePath::Shared => "shared",
+        };
+        write!(f, "{path}{}", self.group)
+    }
+}
+
+impl RowGroup {
+    /// The automatic choice for rows of `row_vecs` vectors: a whole cube per long row, a plane
+    /// (or, without advertised plane ops, 32 units and a shared tree) per short row.
+    pub(crate) fn select(caps: &Caps, row_vecs: usize) -> Self {
+        let plane = caps.plane.ops && Self::plane_width_ok(caps).is_some();
+        let path = if plane {
+            ReducePath::Plane
+        } else {
+            ReducePath::Shared
+        };
+        let group = if row_vecs >= 1024 {
+            CUBE_UNITS
+        } else if let (ReducePath::Plane, Some(w)) = (path, Self::plane_width_ok(caps)) {
+            w
+        } else {
+            32
+        };
+        Self { path, group }
+    }
+
+    fn plane_width_ok(caps: &Caps) -> Option<u32> {
+        caps.plane
+            .fixed_width()
+            .filter(|w| w.is_power_of_two() && *w <= CUBE_UNITS)
+    }
+
+    /// The comptime configuration, or why this device cannot run the variant. Forcing the plane
+    /// path where plane ops are not advertised is allowed when the width is fixed (lavapipe's
+    /// subgroups work unadvertised); the caller takes that risk.
+    pub(crate) fn config(&self, caps: &Caps, op: &'static str) -> Result<GroupConfig, Error> {
+        let unsupported = |reason: String| Error::Unsupported {
+            op,
+            backend: caps.backend,
+            reason,
+        };
+        if !self.group.is_power_of_two() || self.group > CUBE_UNITS {
+            return Err(unsupported(format!(
+                "group {} is not a power of two ≤ {CUBE_UNITS}",
+                self.group
+            )));
+        }
+        let plane_width = match self.path {
+            ReducePath::Shared => 1,
+            ReducePath::Plane => {
+                let w = Self::plane_width_ok(caps).ok_or_else(|| {
+                    unsupported(format!(
+                        "plane path needs a fixed plane width, device reports {}..{}",
+                        caps.plane.min, caps.plane.max
+                    ))
+                })?;
+                if !self.group.is_multiple_of(w) {
+                    return Err(unsupported(format!(
+                        "group {} is not a multiple of the plane width {w}",
+                        self.group
+                    )));
+                }
+                w
+            }
+        };
+        Ok(GroupConfig {
+            group: self.group,
+            groups_per_cube: (CUBE_UNITS / self.group).max(1),
+            plane: self.path == ReducePath::Plane,
+            plane_width,
+        })
+    }
+}
+
+/// A 1-D count of `cubes` cubes, spread over y when x would exceed the device limit (kernels
+/// use the linear `CUBE_POS`, so extra cubes past the work simply idle).
+pub(crate) fn spread_cubes(caps: &Caps, cubes: usize) -> cubecl::prelude::CubeCount {
+    let max_x = caps.max_cube_count[0].max(1) as usize;
+    let cubes = cubes.max(1);
+    if cubes <= max_x {
+        cubecl::prelude::CubeCount::new_1d(cubes as u32)
+    } else {
+        cubecl::prelude::CubeCount::new_2d(max_x as u32, cubes.div_ceil(max_x) as u32)
+    }
+}

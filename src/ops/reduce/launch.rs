@@ -1,0 +1,205 @@
+//! Reduction launchers (the only `unsafe` of the family).
+
+use super::spec::{ReduceShape, ReduceSpec};
+use crate::ops::RowGroup;
+use crate::ops::group::spread_cubes;
+use crate::reference::Reduction;
+use crate::{Caps, DType, Element, Error};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeport_kernels::reduce::{self as k, GroupConfig, Max, Mean, Min, ReduceOp, Sum};
+
+/// Widest vector width (≤ 16 bytes, ≤ the device's) dividing `len`.
+pub(crate) fn width_dividing(caps: &Caps, dtype: DType, len: usize) -> usize {
+    caps.vector_sizes(dtype.size())
+        .into_iter()
+        .find(|&n| len.is_multiple_of(n))
+        .unwrap_or(1)
+}
+
+/// Stage-1 cubes of a whole-array reduction: enough to fill the device, one partial each.
+pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
+    let fill = caps.num_sms.map_or(256, |sms| sms as usize * 8);
+    vecs.div_ceil(256)
+        .clamp(1, fill)
+        .min(caps.max_cube_count[0] as usize)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce<R: Runtime>(
+    client: &ComputeClient<R>,
+    caps: &Caps,
+    input: &Handle,
+    output: &Handle,
+    spec: &ReduceSpec,
+    group: RowGroup,
+    op: Reduction,
+    name: &'static str,
+) -> Result<(), Error> {
+    match spec.dtype {
+        DType::F32 => by_op::<R, f32>(client, caps, input, output, spec, group, op, name),
+        DType::F16 => by_op::<R, half::f16>(client, caps, input, output, spec, group, op, name),
+        DType::BF16 => by_op::<R, half::bf16>(client, caps, input, output, spec, group, op, name),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn by_op<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    caps: &Caps,
+    input: &Handle,
+    output: &Handle,
+    spec: &ReduceSpec,
+    group: RowGroup,
+    op: Reduction,
+    name: &'static str,
+) -> Result<(), Error> {
+    match op {
+        Reduction::Sum => typed::<R, E, Sum>(client, caps, input, output, spec, group, name),
+        Reduction::Mean => typed::<R, E, Mean>(client, caps, input, output, spec, group, name),
+        Reduction::Max => typed::<R, E, Max>(client, caps, input, output, spec, group, name),
+        Reduction::Min => typed::<R, E, Min>(client, caps, input, output, spec, group, name),
+    }
+}
+
+fn typed<R: Runtime, E: Element, O: ReduceOp>(
+    client: &ComputeClient<R>,
+    caps: &Caps,
+    input: &Handle,
+    output: &Handle,
+    spec: &ReduceSpec,
+    group: RowGroup,
+    name: &'static str,
+) -> Result<(), Error> {
+    let inf = f32::INFINITY;
+    match spec.shape {
+        ReduceShape::Rows { rows, row_len } => {
+            let cfg = group.config(caps, name)?;
+            rows_launch::<R, E, E, O>(
+                client,
+                caps,
+                input,
+                output,
+                rows,
+                row_len,
+                1.0 / row_len as f32,
+                cfg,
+                spec.dtype,
+            );
+        }
+        ReduceShape::Strided { outer, len, inner } => {
+            let n = width_dividing(caps, spec.dtype, inner);
+            let outputs = outer * inner / n;
+            let cubes = outputs.div_ceil(256).min(65_535);
+            // SAFETY: `ReduceSpec::new` proved the input dense with `outer·len·inner` elements and
+            // the output with `outer·inner`; `n` divides `inner`, so both are whole vectors.
+            unsafe {
+                k::reduce_strided_kernel::launch_unchecked::<E, E, O, R>(
+                    client,
+                    CubeCount::new_1d(cubes as u32),
+                    CubeDim::new_1d(256),
+                    n,
+                    ArrayArg::from_raw_parts(input.clone(), outer * len * inner),
+                    ArrayArg::from_raw_parts(output.clone(), outer * inner),
+                    len,
+                    inner / n,
+                    1.0 / len as f32,
+                    inf,
+                )
+            }
+        }
+        ReduceShape::All { len } => {
+            let stage = RowGroup {
+                path: group.path,
+                group: crate::ops::group::CUBE_UNITS,
+            };
+            let cfg = stage.config(caps, name)?;
+            let n = caps.vector_sizes(spec.dtype.size())[0];
+            let (body, tail) = if len % n == 0 {
+                (len, 0)
+            } else {
+                let granule = (256 / spec.dtype.size()).max(n);
+                let body = len / granule * granule;
+                (body, len - body)
+            };
+            let (n, body, tail) = if body == 0 {
+                (1, len, 0)
+            } else {
+                (n, body, tail)
+            };
+            let cubes = partial_cubes(caps, body / n);
+            let partials = client.empty(cubes * 4);
+            let tail_handle = if tail > 0 {
+                input
+                    .clone()
+                    .offset_start((body * spec.dtype.size()) as u64)
+            } else {
+                input.clone()
+            };
+            // SAFETY: the input holds `len = body + tail` dense elements; the tail view starts at
+            // `body` (a multiple of 256 bytes, the strictest binding alignment) and holds `tail`
+            // elements, fewer than the cube's 256 units; `partials` holds `cubes` f32.
+            unsafe {
+                k::reduce_partials_kernel::launch_unchecked::<E, O, R>(
+                    client,
+                    CubeCount::new_1d(cubes as u32),
+                    CubeDim::new_1d(cfg.group),
+                    n,
+                    ArrayArg::from_raw_parts(input.clone(), body),
+                    ArrayArg::from_raw_parts(tail_handle, tail.max(1).min(len)),
+                    ArrayArg::from_raw_parts(partials.clone(), cubes),
+                    tail,
+                    inf,
+                    cfg,
+                )
+            }
+            rows_launch::<R, f32, E, O>(
+                client,
+                caps,
+                &partials,
+                output,
+                1,
+                cubes,
+                1.0 / len as f32,
+                cfg,
+                DType::F32,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `output[r] = O(input[r, ..])` over contiguous rows, `I` in, `G` out.
+#[allow(clippy::too_many_arguments)]
+fn rows_launch<R: Runtime, I: Element, G: Element, O: ReduceOp>(
+    client: &ComputeClient<R>,
+    caps: &Caps,
+    input: &Handle,
+    output: &Handle,
+    rows: usize,
+    row_len: usize,
+    scale: f32,
+    cfg: GroupConfig,
+    in_dtype: DType,
+) {
+    let n = width_dividing(caps, in_dtype, row_len);
+    let cubes = rows.div_ceil(cfg.groups_per_cube as usize);
+    // SAFETY: the caller proved `input` holds `rows·row_len` dense elements and `output` `rows`;
+    // `n` divides `row_len`; `cfg` came from `RowGroup::config`, which checked the group against
+    // the plane width and the cube size.
+    unsafe {
+        k::reduce_rows_kernel::launch_unchecked::<I, G, O, R>(
+            client,
+            spread_cubes(caps, cubes),
+            CubeDim::new_2d(cfg.group, cfg.groups_per_cube),
+            n,
+            ArrayArg::from_raw_parts(input.clone(), rows * row_len),
+            ArrayArg::from_raw_parts(output.clone(), rows),
+            rows,
+            row_len / n,
+            scale,
+            f32::INFINITY,
+            cfg,
+        )
+    }
+}

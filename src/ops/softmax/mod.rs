@@ -1,0 +1,222 @@
+//! Softmax and log-softmax along the last axis.
+//!
+//! | variant | mapping | backends |
+//! |---|---|---|
+//! | `plane<w>` | one plane per row (rows < 1024 vectors), shuffles | devices with a fixed plane width (advertised for automatic choice) |
+//! | `plane256` / `shared256` | one cube per long row | all |
+//! | `shared32` | 32 units per row, shared-memory tree | all |
+//!
+//! One online pass computes each unit's (max, Σexp); the group combines them; a second pass
+//! writes the result (two reads and a write; the second read mostly hits L2).
+
+use crate::ops::group::spread_cubes;
+use crate::ops::reduce::width_dividing;
+use crate::ops::{RowGroup, expect_dtype_supported, flush_checked};
+use crate::{
+    DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
+};
+use cubecl::prelude::*;
+use cubeport_kernels::softmax::softmax_rows_kernel;
+
+/// A validated softmax problem.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SoftmaxSpec {
+    pub rows: usize,
+    pub row_len: usize,
+    pub dtype: DType,
+}
+
+impl SoftmaxSpec {
+    pub(crate) fn new(input: &Layout, output: &Layout, axis: usize) -> Result<Self, ShapeError> {
+        let rank = input.shape.len();
+        if axis >= rank {
+            return Err(ShapeError::AxisOutOfRange { axis, rank });
+        }
+        if axis + 1 != rank {
+            return Err(ShapeError::AxisNotInnermost { axis, rank });
+        }
+        input.expect_nonempty("input")?;
+        input.expect_dense("input")?;
+        output.expect_dense("output")?;
+        output.expect_matches("output", input)?;
+        let row_len = input.shape[axis];
+        Ok(Self {
+            rows: input.num_elems() / row_len,
+            row_len,
+            dtype: input.dtype,
+        })
+    }
+}
+
+/// `output = softmax(input)` along `axis` (must be the last): `y = exp(x − max) / Σ exp(x − max)`
+/// per row, computed in f32.
+///
+/// Shapes: `input`, `output` identical, dense, non-empty. Edge semantics
+/// ([`crate::reference::softmax`]): a row of all `-inf` gives NaN, `-inf` entries of a finite row
+/// give 0, NaN anywhere in a row makes the row NaN.
+///
+/// # Errors
+/// [`Error::Shape`] (axis out of range or not innermost, empty, mismatched output, strides);
+/// [`Error::UnsupportedDType`]; [`Error::Launch`].
+///
+/// # Example
+/// ```no_run
+/// # use cubeport::{DeviceTensor, DType};
+/// # fn f<R: cubeport::cubecl::Runtime>(client: &cubeport::cubecl::prelude::ComputeClient<R>) -> Result<(), cubeport::Error> {
+/// let x = DeviceTensor::from_slice(client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let mut y = DeviceTensor::<f32>::empty(client, &[2, 2]);
+/// cubeport::softmax_into(client, x.as_ref(), y.as_mut(), 1)?;
+/// # Ok(()) }
+/// ```
+pub fn softmax_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: TensorRef<'_>,
+    output: TensorMut<'_>,
+    axis: usize,
+) -> Result<(), Error> {
+    softmax_impl(client, input, output, axis, false, None)
+}
+
+/// `output = log_softmax(input) = x − max − ln Σ exp(x − max)` along the last axis.
+///
+/// # Errors
+/// As [`softmax_into`].
+pub fn log_softmax_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: TensorRef<'_>,
+    output: TensorMut<'_>,
+    axis: usize,
+) -> Result<(), Error> {
+    softmax_impl(client, input, output, axis, true, None)
+}
+
+/// [`softmax_into`] / [`log_softmax_into`] (`log`) with a forced row-group variant.
+///
+/// # Errors
+/// As [`softmax_into`]; [`Error::Unsupported`] when the device cannot run the variant.
+pub fn softmax_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: TensorRef<'_>,
+    output: TensorMut<'_>,
+    axis: usize,
+    log: bool,
+    variant: RowGroup,
+) -> Result<(), Error> {
+    softmax_impl(client, input, output, axis, log, Some(variant))
+}
+
+/// The variant [`softmax_into`] picks for rows of `row_len`.
+pub fn softmax_variant<R: Runtime>(
+    client: &ComputeClient<R>,
+    row_len: usize,
+    dtype: DType,
+) -> RowGroup {
+    let caps = caps_of(client);
+    RowGroup::select(&caps, row_len / width_dividing(&caps, dtype, row_len))
+}
+
+/// Softmax along the last axis into a new tensor.
+///
+/// # Errors
+/// As [`softmax_into`].
+pub fn softmax<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<E>,
+) -> Result<DeviceTensor<E>, Error> {
+    let mut out = DeviceTensor::<E>::empty(client, input.shape());
+    softmax_into(
+        client,
+        input.as_ref(),
+        out.as_mut(),
+        input.shape().len().saturating_sub(1),
+    )?;
+    Ok(out)
+}
+
+fn softmax_impl<R: Runtime>(
+    client: &ComputeClient<R>,
+    input: TensorRef<'_>,
+    output: TensorMut<'_>,
+    axis: usize,
+    log: bool,
+    forced: Option<RowGroup>,
+) -> Result<(), Error> {
+    let op = if log { "log_softmax" } else { "softmax" };
+    let spec = SoftmaxSpec::new(&input.layout, &output.layout, axis).map_err(Error::shape(op))?;
+    let caps = caps_of(client);
+    expect_dtype_supported(&caps, op, spec.dtype)?;
+    let n = width_dividing(&caps, spec.dtype, spec.row_len);
+    let group = forced.unwrap_or_else(|| RowGroup::select(&caps, spec.row_len / n));
+    let cfg = group.config(&caps, op)?;
+    let cubes = spec.rows.div_ceil(cfg.groups_per_cube as usize);
+    macro_rules! go {
+        ($E:ty) => {
+            // SAFETY: `SoftmaxSpec::new` proved both tensors dense with `rows·row_len` elements;
+            // `n` divides `row_len`; `cfg` was checked by `RowGroup::config`.
+            unsafe {
+                softmax_rows_kernel::launch_unchecked::<$E, R>(
+                    client,
+                    spread_cubes(&caps, cubes),
+                    CubeDim::new_2d(cfg.group, cfg.groups_per_cube),
+                    n,
+                    ArrayArg::from_raw_parts(input.handle.clone(), spec.rows * spec.row_len),
+                    ArrayArg::from_raw_parts(output.handle.clone(), spec.rows * spec.row_len),
+                    spec.rows,
+                    spec.row_len / n,
+                    f32::INFINITY,
+                    cfg,
+                    log,
+                )
+            }
+        };
+    }
+    match spec.dtype {
+        DType::F32 => go!(f32),
+        DType::F16 => go!(half::f16),
+        DType::BF16 => go!(half::bf16),
+    }
+    flush_checked(client, op)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(shape: &[usize]) -> Layout {
+        Layout {
+            shape: shape.to_vec(),
+            strides: Layout::contiguous_strides(shape),
+            dtype: DType::F32,
+            buffer_bytes: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn validates_axis() {
+        let x = dense(&[3, 4]);
+        assert_eq!(
+            SoftmaxSpec::new(&x, &x, 2).unwrap_err(),
+            ShapeError::AxisOutOfRange { axis: 2, rank: 2 }
+        );
+        assert_eq!(
+            SoftmaxSpec::new(&x, &x, 0).unwrap_err(),
+            ShapeError::AxisNotInnermost { axis: 0, rank: 2 }
+        );
+        assert_eq!(
+            SoftmaxSpec::new(&x, &x, 1).unwrap(),
+            SoftmaxSpec {
+                rows: 3,
+                row_len: 4,
+                dtype: DType::F32
+            }
+        );
+        assert!(matches!(
+            SoftmaxSpec::new(&x, &dense(&[4, 3]), 1).unwrap_err(),
+            ShapeError::ShapeMismatch { .. }
+        ));
+        assert!(matches!(
+            SoftmaxSpec::new(&dense(&[3, 0]), &dense(&[3, 0]), 1).unwrap_err(),
+            ShapeError::Empty { .. }
+        ));
+    }
+}

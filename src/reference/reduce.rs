@@ -1,0 +1,171 @@
+//! References for reductions, softmax and GEMV.
+
+/// A reduction (host-side name of the op; the kernels' `#[cube]` trait is separate).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    /// `Σ x`.
+    Sum,
+    /// `Σ x / n`.
+    Mean,
+    /// `max x`; NaN propagates.
+    Max,
+    /// `min x`; NaN propagates.
+    Min,
+}
+
+impl Reduction {
+    /// Every reduction.
+    pub const ALL: [Reduction; 4] = [
+        Reduction::Sum,
+        Reduction::Mean,
+        Reduction::Max,
+        Reduction::Min,
+    ];
+
+    /// Stable lowercase name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reduction::Sum => "sum",
+            Reduction::Mean => "mean",
+            Reduction::Max => "max",
+            Reduction::Min => "min",
+        }
+    }
+
+    fn fold(self, values: impl Iterator<Item = f64>, n: usize) -> f64 {
+        match self {
+            Reduction::Sum => values.sum(),
+            Reduction::Mean => values.sum::<f64>() / n.max(1) as f64,
+            Reduction::Max => values.fold(f64::NEG_INFINITY, |a, b| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.max(b)
+                }
+            }),
+            Reduction::Min => values.fold(f64::INFINITY, |a, b| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    a.min(b)
+                }
+            }),
+        }
+    }
+}
+
+/// Reduces `input` (dense row-major `shape`) over `axis`, or over everything with `None`.
+/// The result has `shape` without `axis` (one value for `None`). Empty input or a bad axis give
+/// an empty vector.
+pub fn reduce(input: &[f64], shape: &[usize], axis: Option<usize>, op: Reduction) -> Vec<f64> {
+    let Some(axis) = axis else {
+        return vec![op.fold(input.iter().copied(), input.len())];
+    };
+    if axis >= shape.len() || input.len() != shape.iter().product::<usize>() || input.is_empty() {
+        return Vec::new();
+    }
+    let len = shape[axis];
+    let inner: usize = shape[axis + 1..].iter().product();
+    let outer: usize = shape[..axis].iter().product();
+    let mut out = Vec::with_capacity(outer * inner);
+    for o in 0..outer {
+        for i in 0..inner {
+            out.push(op.fold((0..len).map(|j| input[(o * len + j) * inner + i]), len));
+        }
+    }
+    out
+}
+
+/// Row softmax (`log == false`) or log-softmax over contiguous rows of `row_len`, in f64.
+/// A row of all `-inf` gives NaN (as `torch.softmax`); NaN anywhere makes the row NaN.
+pub fn softmax(input: &[f64], row_len: usize, log: bool) -> Vec<f64> {
+    if row_len == 0 {
+        return Vec::new();
+    }
+    input
+        .chunks_exact(row_len)
+        .flat_map(|row| {
+            let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| {
+                if x.is_nan() || m.is_nan() {
+                    f64::NAN
+                } else {
+                    m.max(x)
+                }
+            });
+            let sum: f64 = row.iter().map(|&x| (x - max).exp()).sum();
+            row.iter().map(move |&x| {
+                if log {
+                    x - max - sum.ln()
+                } else {
+                    (x - max).exp() / sum
+                }
+            })
+        })
+        .collect()
+}
+
+/// `A·x` (`transpose == false`: `a` is `rows × cols`, `x` has `cols` entries) or `Aᵀ·x`
+/// (`x` has `rows` entries, the result `cols`), in f64. Mismatched lengths give an empty vector.
+pub fn gemv(a: &[f64], rows: usize, cols: usize, x: &[f64], transpose: bool) -> Vec<f64> {
+    if a.len() != rows * cols || x.len() != if transpose { rows } else { cols } {
+        return Vec::new();
+    }
+    if transpose {
+        (0..cols)
+            .map(|j| (0..rows).map(|i| a[i * cols + j] * x[i]).sum())
+            .collect()
+    } else {
+        a.chunks_exact(cols.max(1))
+            .map(|row| row.iter().zip(x).map(|(p, q)| p * q).sum())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reduce_axes() {
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // [2, 3]
+        assert_eq!(
+            reduce(&x, &[2, 3], Some(1), Reduction::Sum),
+            vec![6.0, 15.0]
+        );
+        assert_eq!(
+            reduce(&x, &[2, 3], Some(0), Reduction::Max),
+            vec![4.0, 5.0, 6.0]
+        );
+        assert_eq!(reduce(&x, &[2, 3], None, Reduction::Mean), vec![3.5]);
+        assert_eq!(
+            reduce(&x, &[2, 3], Some(0), Reduction::Min),
+            vec![1.0, 2.0, 3.0]
+        );
+        assert!(reduce(&x, &[2, 3], Some(2), Reduction::Sum).is_empty());
+        assert!(reduce(&[f64::NAN, 1.0], &[2], Some(0), Reduction::Max)[0].is_nan());
+        assert!(reduce(&[1.0, f64::NAN, 2.0], &[3], None, Reduction::Min)[0].is_nan());
+    }
+
+    #[test]
+    fn softmax_edges() {
+        let s = softmax(&[1.0, 2.0, f64::NEG_INFINITY, 0.0], 2, false);
+        assert!((s[0] + s[1] - 1.0).abs() < 1e-15);
+        assert_eq!(s[2], 0.0);
+        assert_eq!(s[3], 1.0);
+        assert!(
+            softmax(&[f64::NEG_INFINITY; 2], 2, false)
+                .iter()
+                .all(|v| v.is_nan())
+        );
+        let l = softmax(&[0.0, 0.0], 2, true);
+        assert!((l[0] + std::f64::consts::LN_2).abs() < 1e-15);
+    }
+
+    #[test]
+    fn gemv_both_ways() {
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]; // 2 × 3
+        assert_eq!(gemv(&a, 2, 3, &[1.0, 0.0, -1.0], false), vec![-2.0, -2.0]);
+        assert_eq!(gemv(&a, 2, 3, &[1.0, 2.0], true), vec![9.0, 12.0, 15.0]);
+        assert!(gemv(&a, 2, 3, &[1.0], false).is_empty());
+    }
+}
