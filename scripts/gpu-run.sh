@@ -9,7 +9,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/cubeport-out}
 mkdir -p "$OUT"
-steps=${*:-devices tests check bench torch sanitize}
+steps=${*:-devices tests bench torch sanitize check}
 date -u +"%Y-%m-%dT%H:%M:%SZ" | tee "$OUT/date.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$OUT/date.txt"
 for step in $steps; do
@@ -21,15 +21,22 @@ for step in $steps; do
          lib=$(grep -o '"library_path"[^,]*' "${VK_DRIVER_FILES:-/dev/null}" | cut -d'"' -f4); [ -n "$lib" ] && ldd "$(ldconfig -p | grep -m1 "$lib" | awk '{print $NF}')" ) 2>&1 | tee -a "$OUT/devices.txt"
       fi ;;
     tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
-    check) .gpu/bin/cubeport check 2>&1 | tee "$OUT/check.txt" ;;
-    bench) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} .gpu/bin/bench-activation --bench \
-             "${BENCH_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/(full|none)}" 2>&1 \
-             | grep -E '^activation|thrpt|time:|SKIP|panick|error' | tee "$OUT/bench.txt" ;;
-    torch) python3 .gpu/anchors_torch.py copy_and_reduce fused_elementwise 2>&1 | tee "$OUT/torch.txt" ;;
+    check) .gpu/bin/cubeport check ${CHECK_ARGS:-} 2>&1 | tee "$OUT/check.txt" ;;
+    bench) for b in .gpu/bin/bench-*; do
+             case $b in
+               *activation) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} $b --bench \
+                   "${ACT_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/(full|none)}" ;;
+               *) $b --bench ${BENCH_FILTER:-} ;;
+             esac 2>&1 | grep -E '^(activation|reduce)/|thrpt|time:|SKIP|panick|error'
+           done | tee "$OUT/bench.txt" ;;
+    torch) python3 .gpu/anchors_torch.py ${TORCH_CASES:-copy_and_reduce fused_elementwise softmax gemv} 2>&1 | tee "$OUT/torch.txt" ;;
     sanitize)
       for tool in memcheck racecheck; do
-        compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/main --test-threads 1 \
-          'cuda::activation_rows_match_reference' 'cuda::activation_every_vector_width' 2>&1 \
+        compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/main --test-threads 1 ${SANITIZE_FILTER:-\
+          cuda::activation_rows_match_reference cuda::activation_every_vector_width \
+          cuda::reduce_rows_match_reference::dtype_1 cuda::reduce_strided_axis_matches_reference::dtype_1 \
+          cuda::reduce_edge_values cuda::softmax_matches_reference::dtype_1 cuda::softmax_edge_rows \
+          cuda::gemv_matches_reference::dtype_1} 2>&1 \
           | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result|Error|error' | tee "$OUT/sanitize-$tool.txt"
       done ;;
   esac

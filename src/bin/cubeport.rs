@@ -11,8 +11,11 @@ use clap::{Parser, Subcommand};
 use cubeport::backends::{self, BackendKind, BackendStatus};
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Tolerance};
-use cubeport::testing::{compare, poisoned, seeded, to_f64};
-use cubeport::{Activation, DType, DeviceTensor, Element, Error, GeluApprox, caps_of};
+use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
+use cubeport::{
+    Activation, DType, DeviceTensor, Element, Error, GeluApprox, GemvVariant, Reduction, TensorMut,
+    Transpose, caps_of,
+};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -89,33 +92,60 @@ fn caps_for(kind: BackendKind) -> Result<cubeport::Caps, Error> {
     }
 }
 
+/// What one row of the table runs.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// `act(x + bias)`; `row`: `None` bias as long as the input, `Some(len)` one row broadcast.
+    Act { act: Activation, row: Option<usize> },
+    /// A reduction over `axis` of `[elems / inner, inner]` (`None`: everything).
+    Reduce {
+        op: Reduction,
+        axis: Option<usize>,
+        inner: usize,
+    },
+    /// Softmax over rows of `len`.
+    Softmax { log: bool, len: usize },
+    /// GEMV with `cols` columns.
+    Gemv { transpose: Transpose, cols: usize },
+}
+
 /// One kernel case of the table.
 #[derive(Clone, Copy)]
 struct Case {
-    act: Activation,
-    /// `None`: bias as long as the input (flat); `Some(row_len)`: one bias row broadcast.
-    row_len: Option<usize>,
+    kind: Kind,
     dtype: DType,
 }
 
 impl Case {
+    fn name(&self) -> String {
+        match self.kind {
+            Kind::Act { act, .. } => act.name().to_string(),
+            Kind::Reduce { op, axis: None, .. } => format!("{}_all", op.name()),
+            Kind::Reduce {
+                op, axis: Some(a), ..
+            } => format!("{}_axis{a}", op.name()),
+            Kind::Softmax { log: false, .. } => "softmax".into(),
+            Kind::Softmax { log: true, .. } => "log_softmax".into(),
+            Kind::Gemv {
+                transpose: Transpose::No,
+                ..
+            } => "gemv".into(),
+            Kind::Gemv {
+                transpose: Transpose::Yes,
+                ..
+            } => "gemv_t".into(),
+        }
+    }
+
     fn shape(&self, elems: usize) -> Vec<usize> {
-        match self.row_len {
-            None => vec![elems],
-            Some(r) => vec![elems.div_ceil(r), r],
+        match self.kind {
+            Kind::Act { row: None, .. } => vec![elems],
+            Kind::Act { row: Some(r), .. } => vec![elems.div_ceil(r), r],
+            Kind::Reduce { axis: None, .. } => vec![elems],
+            Kind::Reduce { inner, .. } => vec![elems.div_ceil(inner), inner],
+            Kind::Softmax { len, .. } => vec![elems.div_ceil(len), len],
+            Kind::Gemv { cols, .. } => vec![elems.div_ceil(cols), cols],
         }
-    }
-    fn bias_shape(&self, elems: usize) -> Vec<usize> {
-        match self.row_len {
-            None => vec![elems],
-            Some(r) => vec![r],
-        }
-    }
-    /// Bytes the op must move: input + bias read once, output written once.
-    fn bytes(&self, elems: usize) -> usize {
-        let n: usize = self.shape(elems).iter().product();
-        let b: usize = self.bias_shape(elems).iter().product();
-        (2 * n + b) * self.dtype.size()
     }
 }
 
@@ -133,14 +163,65 @@ fn cases(kinds: &[BackendKind]) -> Vec<Case> {
     let mut out = Vec::new();
     for dtype in dtypes {
         for act in acts {
-            for row_len in [None, Some(4096)] {
+            for row in [None, Some(4096)] {
                 out.push(Case {
-                    act,
-                    row_len,
+                    kind: Kind::Act { act, row },
                     dtype,
                 });
             }
         }
+        let mut kinds = vec![
+            Kind::Reduce {
+                op: Reduction::Sum,
+                axis: None,
+                inner: 1,
+            },
+            Kind::Reduce {
+                op: Reduction::Max,
+                axis: None,
+                inner: 1,
+            },
+            Kind::Reduce {
+                op: Reduction::Mean,
+                axis: Some(1),
+                inner: 4096,
+            },
+            Kind::Reduce {
+                op: Reduction::Min,
+                axis: Some(1),
+                inner: 33,
+            },
+            Kind::Reduce {
+                op: Reduction::Sum,
+                axis: Some(0),
+                inner: 1000,
+            },
+            Kind::Softmax {
+                log: false,
+                len: 4096,
+            },
+            Kind::Softmax {
+                log: false,
+                len: 1000,
+            },
+            Kind::Softmax {
+                log: true,
+                len: 4096,
+            },
+        ];
+        if dtype == DType::F32 {
+            kinds.extend([
+                Kind::Gemv {
+                    transpose: Transpose::No,
+                    cols: 4096,
+                },
+                Kind::Gemv {
+                    transpose: Transpose::Yes,
+                    cols: 4096,
+                },
+            ]);
+        }
+        out.extend(kinds.into_iter().map(|kind| Case { kind, dtype }));
     }
     out
 }
@@ -158,6 +239,8 @@ struct Measured {
     variant: String,
     cmp: reference::Comparison,
     output: Vec<f64>,
+    /// Per-element tolerance used against the reference (for the cross-backend check).
+    tol: Vec<Tolerance>,
     time: Option<Duration>,
     gbps: Option<f64>,
     copy_gbps: Option<f64>,
@@ -249,15 +332,15 @@ fn run_backend<R: Runtime>(
                 "\r{kind}: {}/{} {} {}        ",
                 i + 1,
                 cases.len(),
-                case.act.name(),
+                case.name(),
                 case.dtype
             );
             let _ = std::io::stderr().flush();
         }
-        let shape = case.shape(elems);
         if !case.dtype.is_supported_by(&caps) {
             continue; // not a failure: the support matrix says which dtypes a backend has
         }
+        let shape = case.shape(elems);
         let n: usize = shape.iter().product();
         let copy_gbps = if args.no_time {
             None
@@ -272,9 +355,9 @@ fn run_backend<R: Runtime>(
             g
         };
         let outcome = match case.dtype {
-            DType::F32 => measure::<R, f32>(client, case, elems, args.no_time),
-            DType::F16 => measure::<R, half::f16>(client, case, elems, args.no_time),
-            _ => measure::<R, half::bf16>(client, case, elems, args.no_time),
+            DType::F32 => measure::<R, f32>(client, case, &shape, args.no_time),
+            DType::F16 => measure::<R, half::f16>(client, case, &shape, args.no_time),
+            _ => measure::<R, half::bf16>(client, case, &shape, args.no_time),
         }
         .map(|mut m| {
             m.copy_gbps = copy_gbps;
@@ -295,47 +378,170 @@ fn run_backend<R: Runtime>(
     rows
 }
 
+/// Runs one case on seeded data into a poisoned output, compares with the f64 reference
+/// (rounded to the storage type), and times it when correct.
 fn measure<R: Runtime, E: Element>(
     client: &ComputeClient<R>,
     case: &Case,
-    elems: usize,
+    shape: &[usize],
     no_time: bool,
 ) -> Result<Measured, Error> {
-    let shape = case.shape(elems);
-    let bias_shape = case.bias_shape(elems);
     let n: usize = shape.iter().product();
-    let nb: usize = bias_shape.iter().product();
     let x: Vec<E> = seeded(0xC0BE_0001, n, -4.0, 4.0);
-    let b: Vec<E> = seeded(0xC0BE_0002, nb, -1.0, 1.0);
-    let dx = DeviceTensor::from_slice(client, &x, &shape)?;
-    let db = DeviceTensor::from_slice(client, &b, &bias_shape)?;
-    let mut dy = poisoned::<R, E>(client, &shape)?;
-    let variant = cubeport::bias_activation_variant(client, &dx.as_ref(), &db.as_ref())?;
-    cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act)?;
+    let xf = to_f64(&x);
+    let dx = DeviceTensor::from_slice(client, &x, shape)?;
+    let dtype = case.dtype;
+    let round =
+        |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|v| E::from_f64(v).to_f64()).collect() };
+    let sum_abs_of = |a: &[f64], shape: &[usize], axis: Option<usize>| {
+        let abs: Vec<f64> = a.iter().map(|v| v.abs()).collect();
+        reference::reduce(&abs, shape, axis, Reduction::Sum)
+    };
+    let b_dev; // declared before `op`, which borrows them
+    let xv_dev;
+    // (output shape, reference, per-element tolerance, bytes moved, variant, the op)
+    type Op<'a> = Box<dyn Fn(TensorMut<'_>) -> Result<(), Error> + 'a>;
+    let (out_shape, want, tol, bytes, variant, op): (
+        Vec<usize>,
+        Vec<f64>,
+        Vec<Tolerance>,
+        usize,
+        String,
+        Op<'_>,
+    );
+    match case.kind {
+        Kind::Act { act, row } => {
+            let bias_shape = match row {
+                None => shape.to_vec(),
+                Some(r) => vec![r],
+            };
+            let nb: usize = bias_shape.iter().product();
+            let b: Vec<E> = seeded(0xC0BE_0002, nb, -1.0, 1.0);
+            b_dev = DeviceTensor::from_slice(client, &b, &bias_shape)?;
+            let v = cubeport::bias_activation_variant(client, &dx.as_ref(), &b_dev.as_ref())?;
+            variant = if n % v.vector == 0 {
+                v.to_string()
+            } else {
+                format!("{v}+tail")
+            };
+            want = round(reference::bias_activation(&xf, &to_f64(&b), act));
+            tol = vec![Tolerance::elementwise(dtype); n];
+            out_shape = shape.to_vec();
+            bytes = (2 * n + nb) * dtype.size();
+            let (xr, br) = (dx.as_ref(), b_dev.as_ref());
+            op = Box::new(move |out| {
+                cubeport::bias_activation_into(client, xr.clone(), br.clone(), out, act)
+            });
+        }
+        Kind::Reduce { op: red, axis, .. } => {
+            out_shape = match axis {
+                None => vec![1],
+                Some(a) => shape
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != a)
+                    .map(|(_, &d)| d)
+                    .collect(),
+            };
+            let k = axis.map_or(n, |a| shape[a]);
+            want = round(reference::reduce(&xf, shape, axis, red));
+            tol = match red {
+                Reduction::Max | Reduction::Min => vec![Tolerance::EXACT; want.len()],
+                _ => sum_abs_of(&xf, shape, axis)
+                    .into_iter()
+                    .map(|s| {
+                        Tolerance::reduction(
+                            dtype,
+                            k,
+                            if red == Reduction::Mean {
+                                s / k as f64
+                            } else {
+                                s
+                            },
+                        )
+                    })
+                    .collect(),
+            };
+            bytes = (n + want.len()) * dtype.size();
+            variant = cubeport::ops::reduce::reduce_variant(client, shape, dtype, axis);
+            let xr = dx.as_ref();
+            op = Box::new(move |out| cubeport::reduce_into(client, xr.clone(), out, axis, red));
+        }
+        Kind::Softmax { log, len } => {
+            out_shape = shape.to_vec();
+            want = round(reference::softmax(&xf, len, log));
+            let base = Tolerance::elementwise(dtype);
+            let extra = 4.0 * (len as f64).sqrt() * f32::EPSILON as f64;
+            let t = if log {
+                Tolerance {
+                    atol: base.atol + extra + 1e-5,
+                    rtol: base.rtol,
+                }
+            } else {
+                Tolerance {
+                    atol: base.atol,
+                    rtol: base.rtol + extra,
+                }
+            };
+            tol = vec![t; n];
+            bytes = 2 * n * dtype.size();
+            variant = cubeport::ops::softmax::softmax_variant(client, len, dtype).to_string();
+            let xr = dx.as_ref();
+            op = Box::new(move |out| {
+                if log {
+                    cubeport::log_softmax_into(client, xr.clone(), out, 1)
+                } else {
+                    cubeport::softmax_into(client, xr.clone(), out, 1)
+                }
+            });
+        }
+        Kind::Gemv { transpose, cols } => {
+            let rows = shape[0];
+            let (xl, yl) = if transpose == Transpose::No {
+                (cols, rows)
+            } else {
+                (rows, cols)
+            };
+            let v: Vec<E> = seeded(0xC0BE_0003, xl, -1.0, 1.0);
+            let vf = to_f64(&v);
+            xv_dev = DeviceTensor::from_slice(client, &v, &[xl])?;
+            out_shape = vec![yl];
+            want = round(reference::gemv(
+                &xf,
+                rows,
+                cols,
+                &vf,
+                transpose == Transpose::Yes,
+            ));
+            let abs_a: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
+            let abs_x: Vec<f64> = vf.iter().map(|v| v.abs()).collect();
+            tol = reference::gemv(&abs_a, rows, cols, &abs_x, transpose == Transpose::Yes)
+                .into_iter()
+                .map(|s| Tolerance::reduction(dtype, xl, s))
+                .collect();
+            bytes = (n + xl + yl) * dtype.size();
+            variant = GemvVariant::select(&caps_of(client), cols, transpose).to_string();
+            let (ar, vr) = (dx.as_ref(), xv_dev.as_ref());
+            op = Box::new(move |out| {
+                cubeport::gemv_into(client, ar.clone(), vr.clone(), out, transpose)
+            });
+        }
+    }
+    let mut dy = poisoned::<R, E>(client, &out_shape)?;
+    op(dy.as_mut())?;
     let got = to_f64(&dy.to_vec(client)?);
-    let want = reference::bias_activation(&to_f64(&x), &to_f64(&b), case.act);
-    let want: Vec<f64> = want
-        .into_iter()
-        .map(|v| E::from_f64(v).to_f64())
-        .collect::<Vec<_>>();
-    let cmp = compare(&got, &want, Tolerance::elementwise(case.dtype));
+    let cmp = compare_each(&got, &want, |i| tol[i]);
     let time = if no_time || !cmp.ok() {
         None // never time a wrong kernel
     } else {
-        time_op(client, || {
-            cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), case.act)
-        })?
+        time_op(client, || op(dy.as_mut()))?
     };
-    let gbps = time.map(|t| case.bytes(elems) as f64 / t.as_secs_f64() / 1e9);
-    let variant = if n.is_multiple_of(variant.vector) {
-        variant.to_string()
-    } else {
-        format!("{variant}+tail")
-    };
+    let gbps = time.map(|t| bytes as f64 / t.as_secs_f64() / 1e9);
     Ok(Measured {
         variant,
         cmp,
         output: got,
+        tol,
         time,
         gbps,
         copy_gbps: None,
@@ -399,21 +605,21 @@ fn cross_check(rows: &mut [Row]) {
         for j in 0..i {
             let (a, b) = (&rows[j], &rows[i]);
             if a.backend == b.backend
-                || a.case.act != b.case.act
+                || a.case.kind != b.case.kind
                 || a.case.dtype != b.case.dtype
-                || a.case.row_len != b.case.row_len
                 || a.shape != b.shape
             {
                 continue;
             }
             if let (Ok(ma), Ok(mb)) = (&a.outcome, &b.outcome) {
                 // Each backend is within `tol` of the reference, so they agree within 2·tol.
-                let t = Tolerance::elementwise(a.case.dtype);
-                let tol = Tolerance {
-                    atol: 2.0 * t.atol,
-                    rtol: 2.0 * t.rtol,
-                };
-                let c = compare(&mb.output, &ma.output, tol);
+                let c = compare_each(&mb.output, &ma.output, |k| {
+                    let t = ma.tol[k];
+                    Tolerance {
+                        atol: 2.0 * t.atol,
+                        rtol: 2.0 * t.rtol,
+                    }
+                });
                 rows[i].agreement = Some((c.max_abs, c.ok()));
             }
         }
@@ -422,7 +628,7 @@ fn cross_check(rows: &mut [Row]) {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<16} {:<5} {:<5} {:<12} {:<10} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
+        "{:<16} {:<5} {:<5} {:<12} {:<16} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
         "kernel",
         "back",
         "dtype",
@@ -455,8 +661,8 @@ fn print_table(rows: &[Row]) {
                     _ => "-".into(),
                 };
                 println!(
-                    "{:<16} {:<5} {:<5} {:<12} {:<10} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
-                    r.case.act.name(),
+                    "{:<16} {:<5} {:<5} {:<12} {:<16} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
+                    r.case.name(),
                     r.backend.name(),
                     r.case.dtype.name(),
                     shape,
@@ -476,7 +682,7 @@ fn print_table(rows: &[Row]) {
             }
             Err(e) => println!(
                 "{:<16} {:<5} {:<5} {:<12} ERROR {e}",
-                r.case.act.name(),
+                r.case.name(),
                 r.backend.name(),
                 r.case.dtype.name(),
                 shape

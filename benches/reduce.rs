@@ -1,0 +1,247 @@
+//! Criterion benchmarks of the row-reduction families — whole-array and per-row reductions,
+//! softmax, GEMV — each next to the device-copy anchor measured in the same process.
+//!
+//! ```text
+//! cargo bench --bench reduce
+//! CUBEPORT_BACKEND=cuda cargo bench --bench reduce -- 'reduce/(copy|sum_all)'
+//! ```
+//! Ids: `reduce/<op>/<variant>/<backend>/f32` with the size as the parameter. Throughput counts
+//! bytes read once and written once (decimal GB/s). Every configuration is checked against the
+//! f64 reference before timing. Sizes shrink on devices with small buffer limits (lavapipe).
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use cubeport::backends::{self, BackendKind};
+use cubeport::cubecl::prelude::*;
+use cubeport::reference::{self, Reduction, Tolerance};
+use cubeport::testing::{compare, compare_each, poisoned, seeded, to_f64};
+use cubeport::{DeviceTensor, GemvVariant, ReducePath, Transpose};
+use std::time::{Duration, Instant};
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    if let Err(e) = cubecl::future::block_on(client.sync()) {
+        panic!("device sync failed: {e:?}");
+    }
+}
+
+fn time<R: Runtime>(client: &ComputeClient<R>, iters: u64, mut op: impl FnMut()) -> Duration {
+    sync(client);
+    let t = Instant::now();
+    for _ in 0..iters {
+        op();
+    }
+    sync(client);
+    t.elapsed()
+}
+
+fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: BackendKind) {
+    let caps = cubeport::caps_of(&client);
+    let big = caps.max_alloc_bytes >= 4 << 30;
+    let mut g = c.benchmark_group("reduce");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_millis(1500));
+
+    // Whole-array sum of 2 GiB (512M f32), and the copy of the same bytes.
+    let n = if big { 512 << 20 } else { 8 << 20 };
+    let x: Vec<f32> = seeded(1, n, -1.0, 1.0);
+    let dx = DeviceTensor::from_slice(&client, &x, &[n]).unwrap();
+    let mut dcopy = poisoned::<R, f32>(&client, &[n]).unwrap();
+    cubeport::copy_into(&client, dx.as_ref(), dcopy.as_mut()).unwrap();
+    assert!(
+        dcopy.to_vec(&client).unwrap() == x,
+        "copy wrong; not timing it"
+    );
+    g.throughput(Throughput::BytesDecimal((2 * n * 4) as u64));
+    g.bench_function(BenchmarkId::new(format!("copy/vec/{kind}/f32"), n), |b| {
+        b.iter_custom(|it| {
+            time(&client, it, || {
+                cubeport::copy_into(&client, dx.as_ref(), dcopy.as_mut()).unwrap()
+            })
+        })
+    });
+    drop(dcopy);
+    let xf = to_f64(&x);
+    drop(x);
+    let sum_abs: f64 = xf.iter().map(|v| v.abs()).sum();
+    for op in [Reduction::Sum, Reduction::Max] {
+        let mut out = poisoned::<R, f32>(&client, &[1]).unwrap();
+        let want = reference::reduce(&xf, &[n], None, op);
+        cubeport::reduce_into(&client, dx.as_ref(), out.as_mut(), None, op).unwrap();
+        let got = to_f64(&out.to_vec(&client).unwrap());
+        let tol = if op == Reduction::Sum {
+            Tolerance::reduction(cubeport::DType::F32, n, sum_abs)
+        } else {
+            Tolerance::EXACT
+        };
+        let cmp = compare(&got, &want, tol);
+        assert!(cmp.ok(), "{} of {n} wrong: {cmp}", op.name());
+        g.throughput(Throughput::BytesDecimal((n * 4) as u64));
+        let variant =
+            cubeport::ops::reduce::reduce_variant(&client, &[n], cubeport::DType::F32, None);
+        g.bench_function(
+            BenchmarkId::new(format!("{}_all/{variant}/{kind}/f32", op.name()), n),
+            |b| {
+                b.iter_custom(|it| {
+                    time(&client, it, || {
+                        cubeport::reduce_into(&client, dx.as_ref(), out.as_mut(), None, op).unwrap()
+                    })
+                })
+            },
+        );
+    }
+    drop(dx);
+    drop(xf);
+
+    // Softmax 16384 × 4096 (the PyTorch anchor's shape) and row sums of it.
+    let (rows, len) = if big { (16384, 4096) } else { (512, 4096) };
+    let s: Vec<f32> = seeded(2, rows * len, -4.0, 4.0);
+    let ds = DeviceTensor::from_slice(&client, &s, &[rows, len]).unwrap();
+    let mut dy = poisoned::<R, f32>(&client, &[rows, len]).unwrap();
+    let sf = to_f64(&s);
+    drop(s);
+    let want = reference::softmax(&sf, len, false);
+    cubeport::softmax_into(&client, ds.as_ref(), dy.as_mut(), 1).unwrap();
+    let got = to_f64(&dy.to_vec(&client).unwrap());
+    let tol = Tolerance {
+        atol: 1e-6,
+        rtol: 1e-5 + 4.0 * (len as f64).sqrt() * f32::EPSILON as f64,
+    };
+    assert!(
+        compare(&got, &want, tol).ok(),
+        "softmax wrong; not timing it"
+    );
+    g.throughput(Throughput::BytesDecimal((2 * rows * len * 4) as u64));
+    let variant = cubeport::ops::softmax::softmax_variant(&client, len, cubeport::DType::F32);
+    g.bench_function(
+        BenchmarkId::new(
+            format!("softmax/{variant}/{kind}/f32"),
+            format!("{rows}x{len}"),
+        ),
+        |b| {
+            b.iter_custom(|it| {
+                time(&client, it, || {
+                    cubeport::softmax_into(&client, ds.as_ref(), dy.as_mut(), 1).unwrap()
+                })
+            })
+        },
+    );
+    drop(dy);
+    let mut rsum = poisoned::<R, f32>(&client, &[rows]).unwrap();
+    cubeport::reduce_into(&client, ds.as_ref(), rsum.as_mut(), Some(1), Reduction::Sum).unwrap();
+    let want = reference::reduce(&sf, &[rows, len], Some(1), Reduction::Sum);
+    let abs: Vec<f64> = sf.iter().map(|v| v.abs()).collect();
+    let sabs = reference::reduce(&abs, &[rows, len], Some(1), Reduction::Sum);
+    let got = to_f64(&rsum.to_vec(&client).unwrap());
+    assert!(
+        compare_each(&got, &want, |i| Tolerance::reduction(
+            cubeport::DType::F32,
+            len,
+            sabs[i]
+        ))
+        .ok(),
+        "row sum wrong"
+    );
+    g.throughput(Throughput::BytesDecimal((rows * len * 4) as u64));
+    let variant =
+        cubeport::ops::reduce::reduce_variant(&client, &[rows, len], cubeport::DType::F32, Some(1));
+    g.bench_function(
+        BenchmarkId::new(
+            format!("sum_rows/{variant}/{kind}/f32"),
+            format!("{rows}x{len}"),
+        ),
+        |b| {
+            b.iter_custom(|it| {
+                time(&client, it, || {
+                    cubeport::reduce_into(
+                        &client,
+                        ds.as_ref(),
+                        rsum.as_mut(),
+                        Some(1),
+                        Reduction::Sum,
+                    )
+                    .unwrap()
+                })
+            })
+        },
+    );
+    drop(ds);
+    drop(sf);
+
+    // GEMV 8192 × 8192, every variant.
+    let (m, k) = if big { (8192, 8192) } else { (1024, 4096) };
+    let a: Vec<f32> = seeded(3, m * k, -1.0, 1.0);
+    let xv: Vec<f32> = seeded(4, m.max(k), -1.0, 1.0);
+    let da = DeviceTensor::from_slice(&client, &a, &[m, k]).unwrap();
+    let af = to_f64(&a);
+    drop(a);
+    let mut variants = vec![
+        (Transpose::No, GemvVariant::ThreadRow),
+        (Transpose::No, GemvVariant::CubeRow(ReducePath::Shared)),
+        (Transpose::Yes, GemvVariant::Columns),
+    ];
+    if caps.plane.fixed_width().is_some() {
+        variants.push((Transpose::No, GemvVariant::PlaneRow));
+        variants.push((Transpose::No, GemvVariant::CubeRow(ReducePath::Plane)));
+    }
+    for (t, variant) in variants {
+        let (xl, yl) = if t == Transpose::No { (k, m) } else { (m, k) };
+        let dxv = DeviceTensor::from_slice(&client, &xv[..xl], &[xl]).unwrap();
+        let mut dyv = poisoned::<R, f32>(&client, &[yl]).unwrap();
+        cubeport::gemv_with(&client, da.as_ref(), dxv.as_ref(), dyv.as_mut(), t, variant).unwrap();
+        let want = reference::gemv(&af, m, k, &to_f64(&xv[..xl]), t == Transpose::Yes);
+        let got = to_f64(&dyv.to_vec(&client).unwrap());
+        let tol = Tolerance::reduction(cubeport::DType::F32, xl, xl as f64);
+        assert!(
+            compare(&got, &want, tol).ok(),
+            "gemv {variant} wrong; not timing it"
+        );
+        g.throughput(Throughput::BytesDecimal((m * k * 4) as u64));
+        let tag = if t == Transpose::No { "gemv" } else { "gemv_t" };
+        g.bench_function(
+            BenchmarkId::new(format!("{tag}/{variant}/{kind}/f32"), format!("{m}x{k}")),
+            |b| {
+                b.iter_custom(|it| {
+                    time(&client, it, || {
+                        cubeport::gemv_with(
+                            &client,
+                            da.as_ref(),
+                            dxv.as_ref(),
+                            dyv.as_mut(),
+                            t,
+                            variant,
+                        )
+                        .unwrap()
+                    })
+                })
+            },
+        );
+    }
+    g.finish();
+}
+
+fn benches(c: &mut Criterion) {
+    let forced = backends::backend_from_env().unwrap_or(None);
+    for status in backends::available() {
+        if forced.is_some_and(|f| f != status.kind) {
+            continue;
+        }
+        if let Err(e) = &status.device {
+            eprintln!("SKIP bench reduce {}: {e}", status.kind);
+            continue;
+        }
+        match status.kind {
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => {
+                bench_backend(c, backends::cuda_client().unwrap(), BackendKind::Cuda)
+            }
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu => {
+                bench_backend(c, backends::wgpu_client().unwrap(), BackendKind::Wgpu)
+            }
+            _ => {}
+        }
+    }
+}
+
+criterion_group!(reduce, benches);
+criterion_main!(reduce);
