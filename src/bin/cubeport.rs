@@ -419,7 +419,7 @@ fn measure<R: Runtime, E: Element>(
             let b: Vec<E> = seeded(0xC0BE_0002, nb, -1.0, 1.0);
             b_dev = DeviceTensor::from_slice(client, &b, &bias_shape)?;
             let v = cubeport::bias_activation_variant(client, &dx.as_ref(), &b_dev.as_ref())?;
-            variant = if n % v.vector == 0 {
+            variant = if n.is_multiple_of(v.vector) {
                 v.to_string()
             } else {
                 format!("{v}+tail")
