@@ -173,6 +173,44 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
             })
         },
     );
+    #[cfg(feature = "peer-cubek")]
+    peer::bench_rows(&mut g, &client, kind, ds.handle(), rows, len, &want, &sabs);
+    // Column sums (the strided axis: 16384 rows reduced for each of 4096 columns).
+    let mut csum = poisoned::<R, f32>(&client, &[len]).unwrap();
+    cubeport::reduce_into(&client, ds.as_ref(), csum.as_mut(), Some(0), Reduction::Sum).unwrap();
+    let want_c = reference::reduce(&sf, &[rows, len], Some(0), Reduction::Sum);
+    let cabs = reference::reduce(&abs, &[rows, len], Some(0), Reduction::Sum);
+    let got = to_f64(&csum.to_vec(&client).unwrap());
+    assert!(
+        compare_each(&got, &want_c, |i| Tolerance::reduction(
+            cubeport::DType::F32,
+            rows,
+            cabs[i]
+        ))
+        .ok(),
+        "column sum wrong"
+    );
+    g.throughput(Throughput::BytesDecimal((rows * len * 4) as u64));
+    g.bench_function(
+        BenchmarkId::new(
+            format!("sum_axis0/strided/{kind}/f32"),
+            format!("{rows}x{len}"),
+        ),
+        |b| {
+            b.iter_custom(|it| {
+                time(&client, it, || {
+                    cubeport::reduce_into(
+                        &client,
+                        ds.as_ref(),
+                        csum.as_mut(),
+                        Some(0),
+                        Reduction::Sum,
+                    )
+                    .unwrap()
+                })
+            })
+        },
+    );
     drop(ds);
     drop(sf);
 
@@ -226,6 +264,166 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
         );
     }
     g.finish();
+}
+
+/// cubek 0.2's reduce (the same-language peer), on the same data, every strategy that runs.
+#[cfg(feature = "peer-cubek")]
+mod peer {
+    use super::*;
+    use cubek::reduce::components::instructions::ReduceOperationConfig;
+    use cubek::reduce::launch::{RoutineStrategy, VectorizationStrategy};
+    use cubek::reduce::routines::{
+        BlueprintStrategy, cube::CubeStrategy, plane::PlaneStrategy, unit::UnitStrategy,
+    };
+    use cubek::reduce::{ReduceDtypes, ReduceStrategy, reduce};
+    use cubeport::cubecl::server::Handle;
+
+    fn strategies() -> Vec<(&'static str, RoutineStrategy)> {
+        vec![
+            (
+                "unit",
+                RoutineStrategy::Unit(BlueprintStrategy::Inferred(UnitStrategy)),
+            ),
+            (
+                "plane",
+                RoutineStrategy::Plane(BlueprintStrategy::Inferred(PlaneStrategy {
+                    independent: true,
+                })),
+            ),
+            (
+                "cube_planes",
+                RoutineStrategy::Cube(BlueprintStrategy::Inferred(CubeStrategy {
+                    use_planes: true,
+                })),
+            ),
+            (
+                "cube_shared",
+                RoutineStrategy::Cube(BlueprintStrategy::Inferred(CubeStrategy {
+                    use_planes: false,
+                })),
+            ),
+        ]
+    }
+
+    fn run<R: Runtime>(
+        client: &ComputeClient<R>,
+        input: &Handle,
+        out: &Handle,
+        rows: usize,
+        len: usize,
+        routine: RoutineStrategy,
+    ) -> Result<(), String> {
+        let f = f32::as_type_native_unchecked().storage_type();
+        // SAFETY: `input` is a dense rows × len f32 buffer and `out` holds `rows` f32.
+        let (i, o) = unsafe {
+            (
+                TensorBinding::<R>::from_raw_parts(
+                    input.clone(),
+                    [len, 1].into(),
+                    [rows, len].into(),
+                ),
+                TensorBinding::<R>::from_raw_parts(out.clone(), [1, 1].into(), [rows, 1].into()),
+            )
+        };
+        let strategy = ReduceStrategy {
+            routine,
+            vectorization: VectorizationStrategy {
+                parallel_output_vectorization: false,
+            },
+        };
+        reduce::<R>(
+            client,
+            i,
+            o,
+            1,
+            strategy,
+            ReduceOperationConfig::Sum,
+            ReduceDtypes {
+                input: f,
+                output: f,
+                accumulation: f,
+            },
+        )
+        .map_err(|e| format!("{e:?}"))?;
+        cubecl::future::block_on(client.sync()).map_err(|e| format!("{e:?}"))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub fn bench_rows<R: Runtime>(
+        g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+        client: &ComputeClient<R>,
+        kind: BackendKind,
+        input: &Handle,
+        rows: usize,
+        len: usize,
+        want: &[f64],
+        sum_abs: &[f64],
+    ) {
+        for (name, routine) in strategies() {
+            let out = poisoned::<R, f32>(client, &[rows]).unwrap();
+            if let Err(e) = run(client, input, out.handle(), rows, len, routine.clone()) {
+                eprintln!("cubek reduce {name} on {kind}: unavailable: {e}");
+                continue;
+            }
+            let got = to_f64(&out.to_vec(client).unwrap());
+            let c = compare_each(&got, want, |i| {
+                Tolerance::reduction(cubeport::DType::F32, len, sum_abs[i])
+            });
+            if !c.ok() {
+                eprintln!("cubek reduce {name} on {kind}: wrong, not timed: {c}");
+                continue;
+            }
+            g.throughput(Throughput::BytesDecimal((rows * len * 4) as u64));
+            g.bench_function(
+                BenchmarkId::new(
+                    format!("sum_rows/cubek_{name}/{kind}/f32"),
+                    format!("{rows}x{len}"),
+                ),
+                |b| {
+                    b.iter_custom(|it| {
+                        time(client, it, || {
+                            let f = f32::as_type_native_unchecked().storage_type();
+                            // SAFETY: as in `run`.
+                            let (i, o) = unsafe {
+                                (
+                                    TensorBinding::<R>::from_raw_parts(
+                                        input.clone(),
+                                        [len, 1].into(),
+                                        [rows, len].into(),
+                                    ),
+                                    TensorBinding::<R>::from_raw_parts(
+                                        out.handle().clone(),
+                                        [1, 1].into(),
+                                        [rows, 1].into(),
+                                    ),
+                                )
+                            };
+                            let strategy = ReduceStrategy {
+                                routine: routine.clone(),
+                                vectorization: VectorizationStrategy {
+                                    parallel_output_vectorization: false,
+                                },
+                            };
+                            reduce::<R>(
+                                client,
+                                i,
+                                o,
+                                1,
+                                strategy,
+                                ReduceOperationConfig::Sum,
+                                ReduceDtypes {
+                                    input: f,
+                                    output: f,
+                                    accumulation: f,
+                                },
+                            )
+                            .unwrap();
+                        })
+                    })
+                },
+            );
+        }
+    }
 }
 
 fn benches(c: &mut Criterion) {

@@ -76,19 +76,24 @@ pub fn reduce_partials_kernel<F: Float, N: Size, O: ReduceOp>(
     }
 }
 
-/// `output[o, i] = O(input[o, 0..len, i])`: reduction over a middle (strided) axis of a dense
-/// `[outer, len, inner]` tensor, vectorized along `inner`.
+/// `output[o, c, i] = O(input[o, c·chunk_len .. min((c+1)·chunk_len, len), i])`: reduction over
+/// a middle (strided) axis of a dense `[outer, len, inner]` tensor, split into `chunks` chunks
+/// of the reduced axis (1 chunk: the whole axis), vectorized along `inner`.
 ///
 /// Mapping: 1-D grid-stride, one unit per output vector; consecutive units read consecutive
-/// inner vectors, so every step of the loop over `len` is a coalesced row of loads.
-/// Preconditions: `output.len() = outer · inner_vecs` vectors, `input` holds
-/// `outer · len · inner_vecs` vectors.
+/// inner vectors, so every step of the loop over the axis is a coalesced row of loads. Splitting
+/// the axis into chunks multiplies the units when `outer · inner` alone cannot fill the device;
+/// a second launch with one chunk then reduces the `[outer, chunks, inner]` partials.
+/// Preconditions: `output.len() = outer · chunks · inner_vecs` vectors, `input` holds
+/// `outer · len · inner_vecs` vectors, `chunks · chunk_len ≥ len`.
 #[cube(launch_unchecked)]
 pub fn reduce_strided_kernel<F: Float, G: Float, N: Size, O: ReduceOp>(
     input: &Array<Vector<F, N>>,
     output: &mut Array<Vector<G, N>>,
     len: usize,
     inner_vecs: usize,
+    chunks: usize,
+    chunk_len: usize,
     scale: f32,
     inf: f32,
 ) {
@@ -96,15 +101,19 @@ pub fn reduce_strided_kernel<F: Float, G: Float, N: Size, O: ReduceOp>(
     let grid = CUBE_COUNT * CUBE_DIM as usize;
     let mut pos = ABSOLUTE_POS;
     while pos < total {
-        let outer = pos / inner_vecs;
         let inner = pos % inner_vecs;
+        let t = pos / inner_vecs;
+        let chunk = t % chunks;
+        let outer = t / chunks;
+        let start = chunk * chunk_len;
+        let end = select(start + chunk_len < len, start + chunk_len, len);
         let base = outer * len * inner_vecs + inner;
         let mut acc = Vector::<f32, N>::empty();
         #[unroll]
         for k in 0..N::value() {
             acc[k] = O::identity(inf);
         }
-        for j in 0..len {
+        for j in start..end {
             let v = input[base + j * inner_vecs];
             #[unroll]
             for k in 0..N::value() {

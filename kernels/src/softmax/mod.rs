@@ -10,75 +10,143 @@
 use crate::reduce::{GroupConfig, Max, Sum, group_reduce};
 use cubecl::prelude::*;
 
-/// Row softmax (`log == false`) or log-softmax (`log == true`).
+/// Comptime configuration of [`softmax_rows_kernel`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SoftmaxConfig {
+    /// How units group per row and how they combine.
+    pub group: GroupConfig,
+    /// Log-softmax instead of softmax.
+    pub log: bool,
+    /// `0`: read the row twice from memory. `c > 0`: each unit keeps its (at most `c`) vectors
+    /// in registers between the passes, so the row is read once; needs
+    /// `row_vecs ≤ c · group`.
+    pub cached: usize,
+}
+
+/// Running (max, Σ exp(x − max)) of one unit.
+#[derive(CubeType, Clone, Copy)]
+pub struct Online {
+    pub m: f32,
+    pub s: f32,
+}
+
+/// Folds one vector into the running state. NaN is tracked with `is_nan`, not arithmetic:
+/// WGSL lets drivers assume no NaN (lavapipe drops it from sums), so it is kept in `m`.
+#[cube]
+pub fn online_update<F: Float, N: Size>(state: Online, v: Vector<F, N>, neg_inf: f32) -> Online {
+    let mut m = state.m;
+    let mut s = state.s;
+    #[unroll]
+    for k in 0..N::value() {
+        let x = f32::cast_from(v[k]);
+        if x.is_nan() || m.is_nan() {
+            m = select(m.is_nan(), m, x);
+        } else if x > m {
+            s = s * f32::exp(m - x) + 1.0;
+            m = x;
+        } else {
+            // x ≤ m; when m is still -inf, x is -inf too and adds nothing.
+            s += select(m == neg_inf, 0.0, f32::exp(x - m));
+        }
+    }
+    Online { m, s }
+}
+
+/// `exp(x − max) / Σ` (or `x − max − ln Σ`) of one vector; NaN rows stay NaN.
+#[cube]
+#[allow(unused_assignments)] // `r` is set in exactly one comptime branch
+pub fn softmax_vector<F: Float, N: Size>(
+    v: Vector<F, N>,
+    row_max: f32,
+    inv: f32,
+    log_sum: f32,
+    #[comptime] log: bool,
+) -> Vector<F, N> {
+    let mut y = Vector::<F, N>::empty();
+    #[unroll]
+    for k in 0..N::value() {
+        let d = f32::cast_from(v[k]) - row_max;
+        let mut r = d;
+        if comptime!(log) {
+            r = d - log_sum;
+        } else {
+            r = f32::exp(d) * inv;
+        }
+        y[k] = F::cast_from(select(row_max.is_nan(), row_max, r));
+    }
+    y
+}
+
+/// Row softmax (`cfg.log == false`) or log-softmax (`cfg.log == true`).
 ///
 /// Edge semantics (the f64 reference's): a row of all `-inf` gives NaN; `-inf` elements of an
 /// otherwise finite row give 0 (log: `-inf`); a NaN anywhere in a row makes the row NaN.
-/// Preconditions: `input.len() = output.len() ≥ rows · row_vecs` vectors; `cfg` as in
-/// [`GroupConfig`]; `inf = +∞`.
+/// Preconditions: `input.len() = output.len() ≥ rows · row_vecs` vectors; `cfg.group` as in
+/// [`GroupConfig`]; with `cfg.cached = c > 0`, `row_vecs ≤ c · cfg.group.group`; `inf = +∞`.
 #[cube(launch_unchecked)]
-#[allow(unused_assignments)] // `r` is set in exactly one comptime branch
 pub fn softmax_rows_kernel<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     output: &mut Array<Vector<F, N>>,
     rows: usize,
     row_vecs: usize,
     inf: f32,
-    #[comptime] cfg: GroupConfig,
-    #[comptime] log: bool,
+    #[comptime] cfg: SoftmaxConfig,
 ) {
     let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     let valid = row < rows;
     let base = row * row_vecs;
     let step = CUBE_DIM_X as usize;
+    let first = UNIT_POS_X as usize;
     let neg_inf = -inf;
     let mut m = neg_inf;
     let mut s = 0.0f32;
+    let mut cache =
+        Array::<Vector<F, N>>::new(comptime!(if cfg.cached > 0 { cfg.cached } else { 1 }));
     if valid {
-        let mut i = UNIT_POS_X as usize;
-        while i < row_vecs {
-            let v = input[base + i];
+        if comptime!(cfg.cached > 0) {
             #[unroll]
-            for k in 0..N::value() {
-                let x = f32::cast_from(v[k]);
-                // NaN is tracked with is_nan, not arithmetic: WGSL lets drivers assume no NaN
-                // (lavapipe drops it from sums), so it must stay in `m` explicitly.
-                if x.is_nan() || m.is_nan() {
-                    m = select(m.is_nan(), m, x);
-                } else if x > m {
-                    s = s * f32::exp(m - x) + 1.0;
-                    m = x;
-                } else {
-                    // x ≤ m; when m is still -inf, x is -inf too and adds nothing.
-                    s += select(m == neg_inf, 0.0, f32::exp(x - m));
+            for c in 0..cfg.cached {
+                let i = first + c * step;
+                if i < row_vecs {
+                    let v = input[base + i];
+                    cache[c] = v;
+                    let next = online_update::<F, N>(Online { m, s }, v, neg_inf);
+                    m = next.m;
+                    s = next.s;
                 }
             }
-            i += step;
+        } else {
+            let mut i = first;
+            while i < row_vecs {
+                let next = online_update::<F, N>(Online { m, s }, input[base + i], neg_inf);
+                m = next.m;
+                s = next.s;
+                i += step;
+            }
         }
     }
-    let row_max = group_reduce::<Max>(m, inf, cfg);
+    let row_max = group_reduce::<Max>(m, inf, cfg.group);
     let local = select(s == 0.0, 0.0, s * f32::exp(m - row_max));
-    let row_sum = group_reduce::<Sum>(local, inf, cfg);
+    let row_sum = group_reduce::<Sum>(local, inf, cfg.group);
     if valid {
         let inv = 1.0 / row_sum;
         let log_sum = f32::ln(row_sum);
-        let mut i = UNIT_POS_X as usize;
-        while i < row_vecs {
-            let v = input[base + i];
-            let mut y = Vector::<F, N>::empty();
+        if comptime!(cfg.cached > 0) {
             #[unroll]
-            for k in 0..N::value() {
-                let d = f32::cast_from(v[k]) - row_max;
-                let mut r = d;
-                if comptime!(log) {
-                    r = d - log_sum;
-                } else {
-                    r = f32::exp(d) * inv;
+            for c in 0..cfg.cached {
+                let i = first + c * step;
+                if i < row_vecs {
+                    output[base + i] =
+                        softmax_vector::<F, N>(cache[c], row_max, inv, log_sum, cfg.log);
                 }
-                y[k] = F::cast_from(select(row_max.is_nan(), row_max, r));
             }
-            output[base + i] = y;
-            i += step;
+        } else {
+            let mut i = first;
+            while i < row_vecs {
+                output[base + i] =
+                    softmax_vector::<F, N>(input[base + i], row_max, inv, log_sum, cfg.log);
+                i += step;
+            }
         }
     }
 }

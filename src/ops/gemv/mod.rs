@@ -300,6 +300,8 @@ fn launch<R: Runtime, E: Element>(
                     ArrayArg::from_raw_parts(y.handle.clone(), cols),
                     chunks,
                     col_vecs,
+                    1,
+                    chunks,
                     1.0,
                     f32::INFINITY,
                 )

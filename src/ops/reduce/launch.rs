@@ -55,13 +55,14 @@ fn by_op<R: Runtime, E: Element>(
     name: &'static str,
 ) -> Result<(), Error> {
     match op {
-        Reduction::Sum => typed::<R, E, Sum>(client, caps, input, output, spec, group, name),
-        Reduction::Mean => typed::<R, E, Mean>(client, caps, input, output, spec, group, name),
-        Reduction::Max => typed::<R, E, Max>(client, caps, input, output, spec, group, name),
-        Reduction::Min => typed::<R, E, Min>(client, caps, input, output, spec, group, name),
+        Reduction::Sum => typed::<R, E, Sum>(client, caps, input, output, spec, group, op, name),
+        Reduction::Mean => typed::<R, E, Mean>(client, caps, input, output, spec, group, op, name),
+        Reduction::Max => typed::<R, E, Max>(client, caps, input, output, spec, group, op, name),
+        Reduction::Min => typed::<R, E, Min>(client, caps, input, output, spec, group, op, name),
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn typed<R: Runtime, E: Element, O: ReduceOp>(
     client: &ComputeClient<R>,
     caps: &Caps,
@@ -69,6 +70,7 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
     output: &Handle,
     spec: &ReduceSpec,
     group: RowGroup,
+    op: Reduction,
     name: &'static str,
 ) -> Result<(), Error> {
     let inf = f32::INFINITY;
@@ -90,22 +92,58 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
         ReduceShape::Strided { outer, len, inner } => {
             let n = width_dividing(caps, spec.dtype, inner);
             let outputs = outer * inner / n;
-            let cubes = outputs.div_ceil(256).min(65_535);
-            // SAFETY: `ReduceSpec::new` proved the input dense with `outer·len·inner` elements and
-            // the output with `outer·inner`; `n` divides `inner`, so both are whole vectors.
-            unsafe {
-                k::reduce_strided_kernel::launch_unchecked::<E, E, O, R>(
+            // Split the reduced axis when the outputs alone cannot fill the device.
+            let target = 256 * caps.num_sms.map_or(256, |s| s as usize * 4);
+            let chunks = if outputs >= target {
+                1
+            } else {
+                target.div_ceil(outputs).min(len / 16).max(1)
+            };
+            if chunks == 1 {
+                strided_launch::<R, E, E, O>(
                     client,
-                    CubeCount::new_1d(cubes as u32),
-                    CubeDim::new_1d(256),
+                    input,
+                    output,
+                    [outer, len, inner],
                     n,
-                    ArrayArg::from_raw_parts(input.clone(), outer * len * inner),
-                    ArrayArg::from_raw_parts(output.clone(), outer * inner),
-                    len,
-                    inner / n,
+                    1,
                     1.0 / len as f32,
-                    inf,
-                )
+                );
+            } else {
+                let chunk_len = len.div_ceil(chunks);
+                let chunks = len.div_ceil(chunk_len);
+                let partials = client.empty(outer * chunks * inner * 4);
+                if op == Reduction::Mean {
+                    // Stage 1 of a mean sums; stage 2 scales once by 1/len.
+                    strided_launch::<R, E, f32, Sum>(
+                        client,
+                        input,
+                        &partials,
+                        [outer, len, inner],
+                        n,
+                        chunks,
+                        1.0,
+                    );
+                } else {
+                    strided_launch::<R, E, f32, O>(
+                        client,
+                        input,
+                        &partials,
+                        [outer, len, inner],
+                        n,
+                        chunks,
+                        1.0,
+                    );
+                }
+                strided_launch::<R, f32, E, O>(
+                    client,
+                    &partials,
+                    output,
+                    [outer, chunks, inner],
+                    n,
+                    1,
+                    1.0 / len as f32,
+                );
             }
         }
         ReduceShape::All { len } => {
@@ -200,6 +238,38 @@ fn rows_launch<R: Runtime, I: Element, G: Element, O: ReduceOp>(
             scale,
             f32::INFINITY,
             cfg,
+        )
+    }
+}
+
+/// `output[o, c, i] = O(input[o, chunk c of len, i])` for a dense `[outer, len, inner]` input.
+fn strided_launch<R: Runtime, I: Element, G: Element, O: ReduceOp>(
+    client: &ComputeClient<R>,
+    input: &Handle,
+    output: &Handle,
+    [outer, len, inner]: [usize; 3],
+    n: usize,
+    chunks: usize,
+    scale: f32,
+) {
+    let chunk_len = len.div_ceil(chunks);
+    let outputs = outer * chunks * inner / n;
+    // SAFETY: the caller proved (or allocated) `input` dense with `outer·len·inner` elements and
+    // `output` with `outer·chunks·inner`; `n` divides `inner`; `chunks·chunk_len ≥ len`.
+    unsafe {
+        k::reduce_strided_kernel::launch_unchecked::<I, G, O, R>(
+            client,
+            CubeCount::new_1d(outputs.div_ceil(256).min(65_535) as u32),
+            CubeDim::new_1d(256),
+            n,
+            ArrayArg::from_raw_parts(input.clone(), outer * len * inner),
+            ArrayArg::from_raw_parts(output.clone(), outer * chunks * inner),
+            len,
+            inner / n,
+            chunks,
+            chunk_len,
+            scale,
+            f32::INFINITY,
         )
     }
 }

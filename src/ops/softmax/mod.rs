@@ -7,7 +7,8 @@
 //! | `shared32` | 32 units per row, shared-memory tree | all |
 //!
 //! One online pass computes each unit's (max, Σexp); the group combines them; a second pass
-//! writes the result (two reads and a write; the second read mostly hits L2).
+//! writes the result. Rows of at most 8 vectors per unit stay in registers between the passes
+//! (one read, one write); longer rows are read twice (the second read mostly hits L2).
 
 use crate::ops::group::spread_cubes;
 use crate::ops::reduce::width_dividing;
@@ -16,7 +17,10 @@ use crate::{
     DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
 };
 use cubecl::prelude::*;
-use cubeport_kernels::softmax::softmax_rows_kernel;
+use cubeport_kernels::softmax::{SoftmaxConfig, softmax_rows_kernel};
+
+/// Most vectors a unit keeps in registers between the two passes (more would spill).
+const MAX_CACHED: usize = 8;
 
 /// A validated softmax problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,10 +153,20 @@ fn softmax_impl<R: Runtime>(
     let group = forced.unwrap_or_else(|| RowGroup::select(&caps, spec.row_len / n));
     let cfg = group.config(&caps, op)?;
     let cubes = spec.rows.div_ceil(cfg.groups_per_cube as usize);
+    // Rows that fit in the group's registers are read once; longer rows are read twice (the
+    // second read mostly from L2).
+    let per_unit = (spec.row_len / n).div_ceil(cfg.group as usize);
+    let cached = if per_unit <= MAX_CACHED { per_unit } else { 0 };
+    let kcfg = SoftmaxConfig {
+        group: cfg,
+        log,
+        cached,
+    };
     macro_rules! go {
         ($E:ty) => {
             // SAFETY: `SoftmaxSpec::new` proved both tensors dense with `rows·row_len` elements;
-            // `n` divides `row_len`; `cfg` was checked by `RowGroup::config`.
+            // `n` divides `row_len`; `cfg` was checked by `RowGroup::config`; a non-zero `cached`
+            // covers `row_len / n` vectors with `cfg.group` units.
             unsafe {
                 softmax_rows_kernel::launch_unchecked::<$E, R>(
                     client,
@@ -164,8 +178,7 @@ fn softmax_impl<R: Runtime>(
                     spec.rows,
                     spec.row_len / n,
                     f32::INFINITY,
-                    cfg,
-                    log,
+                    kcfg,
                 )
             }
         };
