@@ -14,7 +14,7 @@ use cubeport::backends::{self, BackendKind};
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Reduction, Tolerance};
 use cubeport::testing::{compare, compare_each, poisoned, seeded, to_f64};
-use cubeport::{DeviceTensor, GemvVariant, ReducePath, Transpose};
+use cubeport::{DeviceTensor, GemvVariant, ReducePath, RowGroup, Transpose};
 use std::time::{Duration, Instant};
 
 fn sync<R: Runtime>(client: &ComputeClient<R>) {
@@ -45,7 +45,11 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
         .measurement_time(Duration::from_millis(1500));
 
     // Whole-array sum of 2 GiB (512M f32), and the copy of the same bytes.
-    let n = if huge {
+    // CUBEPORT_BENCH_ONLY=softmax shrinks the other sections (their setup is slow).
+    let only = std::env::var("CUBEPORT_BENCH_ONLY").unwrap_or_default();
+    let n = if !only.is_empty() && only != "sum" {
+        1 << 10
+    } else if huge {
         512 << 20
     } else if big {
         256 << 20
@@ -123,7 +127,7 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     let variant = cubeport::ops::softmax::softmax_variant(&client, len, cubeport::DType::F32);
     g.bench_function(
         BenchmarkId::new(
-            format!("softmax/{variant}/{kind}/f32"),
+            format!("softmax/auto_{variant}/{kind}/f32"),
             format!("{rows}x{len}"),
         ),
         |b| {
@@ -134,6 +138,42 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
             })
         },
     );
+    // Every row-group width, each verified before it is timed.
+    let mut forced = vec![RowGroup {
+        path: ReducePath::Shared,
+        group: 256,
+    }];
+    if let Some(w) = caps.plane.fixed_width() {
+        forced.extend(
+            [w, 64, 128, 256]
+                .into_iter()
+                .filter(|&g| g >= w && g % w == 0)
+                .map(|group| RowGroup {
+                    path: ReducePath::Plane,
+                    group,
+                }),
+        );
+    }
+    for v in forced {
+        let mut fresh = poisoned::<R, f32>(&client, &[rows, len]).unwrap();
+        cubeport::softmax_with(&client, ds.as_ref(), fresh.as_mut(), 1, false, v).unwrap();
+        let got = to_f64(&fresh.to_vec(&client).unwrap());
+        assert!(
+            compare(&got, &want, tol).ok(),
+            "softmax {v} wrong; not timing it"
+        );
+        g.bench_function(
+            BenchmarkId::new(format!("softmax/{v}/{kind}/f32"), format!("{rows}x{len}")),
+            |b| {
+                b.iter_custom(|it| {
+                    time(&client, it, || {
+                        cubeport::softmax_with(&client, ds.as_ref(), fresh.as_mut(), 1, false, v)
+                            .unwrap()
+                    })
+                })
+            },
+        );
+    }
     drop(dy);
     let mut rsum = poisoned::<R, f32>(&client, &[rows]).unwrap();
     cubeport::reduce_into(&client, ds.as_ref(), rsum.as_mut(), Some(1), Reduction::Sum).unwrap();

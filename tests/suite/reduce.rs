@@ -34,6 +34,14 @@ pub fn groups<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<RowGroup>> {
             path: ReducePath::Plane,
             group: 256,
         }));
+        if 2 * w < 256 {
+            // several planes per row and several rows per cube: a 2-D cube, which WGSL
+            // treats differently for subgroup builtins
+            v.push(Some(RowGroup {
+                path: ReducePath::Plane,
+                group: 2 * w,
+            }));
+        }
     }
     v
 }

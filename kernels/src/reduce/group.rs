@@ -68,13 +68,16 @@ fn group_reduce_plane<O: ReduceOp>(value: f32, inf: f32, #[comptime] cfg: GroupC
         let y = UNIT_POS_Y as usize;
         let mut shared = SharedMemory::<f32>::new(comptime!(cfg.shared_len()));
         let planes = comptime!((cfg.group / cfg.plane_width) as usize);
-        if UNIT_POS_PLANE == 0 {
+        // The lane is derived from UNIT_POS_X (groups are whole planes, x-major): WGSL rejects
+        // `subgroup_invocation_id` in multi-dimensional workgroups.
+        let lane = x % PLANE_DIM as usize;
+        if lane == 0 {
             shared[y * planes + x / PLANE_DIM as usize] = result;
         }
         sync_cube();
         // Every plane of the group combines all partials, so every unit gets the result.
         let mut acc = O::identity(inf);
-        let mut j = UNIT_POS_PLANE as usize;
+        let mut j = lane;
         while j < planes {
             acc = O::combine(acc, shared[y * planes + j]);
             j += PLANE_DIM as usize;

@@ -7,7 +7,7 @@
 //! | `shared32` | 32 units per row, shared-memory tree | all |
 //!
 //! One online pass computes each unit's (max, Σexp); the group combines them; a second pass
-//! writes the result. Rows of at most 8 vectors per unit stay in registers between the passes
+//! writes the result. Rows of at most 16 vectors per unit stay in registers between the passes
 //! (one read, one write); longer rows are read twice (the second read mostly hits L2).
 
 use crate::ops::group::spread_cubes;
@@ -20,7 +20,7 @@ use cubecl::prelude::*;
 use cubeport_kernels::softmax::{SoftmaxConfig, softmax_rows_kernel};
 
 /// Most vectors a unit keeps in registers between the two passes (more would spill).
-const MAX_CACHED: usize = 8;
+const MAX_CACHED: usize = 16;
 
 /// A validated softmax problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
