@@ -50,6 +50,16 @@ pub enum Error {
         /// cubecl's error, rendered (cubecl's `ServerError` carries a backtrace).
         message: String,
     },
+    /// A buffer larger than the device allows in one allocation.
+    #[error(
+        "a buffer of {bytes} bytes exceeds the device's single-allocation limit of {limit} bytes"
+    )]
+    Allocation {
+        /// Bytes asked for.
+        bytes: u64,
+        /// The device's largest allocation.
+        limit: u64,
+    },
     /// A device buffer could not be read back.
     #[error("reading a device buffer failed: {message}")]
     Read {

@@ -37,6 +37,7 @@ pub use cubeport_backends::{BackendError, BackendKind, Caps};
 
 mod dtype;
 mod error;
+mod guard;
 mod layout;
 mod tensor;
 
@@ -47,6 +48,7 @@ pub mod testing;
 
 pub use dtype::{DType, Element};
 pub use error::{Error, ShapeError};
+pub use guard::checked_launch;
 pub use layout::Layout;
 pub use ops::activation::{
     Activation, ActivationVariant, GeluApprox, add, add_into, bias_activation_into,

@@ -78,7 +78,9 @@ impl<E: Element> DeviceTensor<E> {
     /// Uploads `data` (row-major) as a tensor of `shape`.
     ///
     /// # Errors
-    /// [`ShapeError::DataLength`] if `data.len()` is not the product of `shape`.
+    /// [`ShapeError::DataLength`] if `data.len()` is not the product of `shape`;
+    /// [`Error::Allocation`] beyond the device's largest single allocation (cubecl would panic
+    /// on its device thread and hand back a dangling buffer).
     pub fn from_slice<R: Runtime>(
         client: &ComputeClient<R>,
         data: &[E],
@@ -95,6 +97,7 @@ impl<E: Element> DeviceTensor<E> {
                 },
             });
         }
+        check_alloc(client, elems * E::DTYPE.size())?;
         let handle = if data.is_empty() {
             client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
         } else {
@@ -108,14 +111,18 @@ impl<E: Element> DeviceTensor<E> {
     }
 
     /// An uninitialised tensor of `shape` (contents unspecified until an op writes it).
-    pub fn empty<R: Runtime>(client: &ComputeClient<R>, shape: &[usize]) -> Self {
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] beyond the device's largest single allocation.
+    pub fn empty<R: Runtime>(client: &ComputeClient<R>, shape: &[usize]) -> Result<Self, Error> {
         let elems: usize = shape.iter().product();
+        check_alloc(client, elems * E::DTYPE.size())?;
         let handle = client.empty((elems * E::DTYPE.size()).max(E::DTYPE.size()));
-        Self {
+        Ok(Self {
             handle,
             shape: shape.to_vec(),
             _elem: PhantomData,
-        }
+        })
     }
 
     /// Downloads the tensor (waits for pending work on it).
@@ -164,4 +171,17 @@ impl<E: Element> DeviceTensor<E> {
     pub fn as_mut(&mut self) -> TensorMut<'_> {
         TensorMut::contiguous(&self.handle, &self.shape, E::DTYPE)
     }
+}
+
+/// Refuses allocations cubecl cannot make: it panics on its device thread (swallowed) and
+/// returns a dangling handle instead of an error.
+fn check_alloc<R: Runtime>(client: &ComputeClient<R>, bytes: usize) -> Result<(), Error> {
+    let limit = client.properties().memory.max_page_size;
+    if bytes as u64 > limit {
+        return Err(Error::Allocation {
+            bytes: bytes as u64,
+            limit,
+        });
+    }
+    Ok(())
 }

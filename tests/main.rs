@@ -174,6 +174,18 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn vector_wider_than_device_is_refused() {
+                let Some(c) = client("vector_wider_than_device_is_refused") else { return };
+                crate::suite::hardening::vector_wider_than_device(&c);
+            }
+
+            #[test]
+            fn allocation_beyond_limit_is_an_error() {
+                let Some(c) = client("allocation_beyond_limit_is_an_error") else { return };
+                crate::suite::hardening::allocation_beyond_limit(&c);
+            }
+
+            #[test]
             fn activation_launch_failure_is_an_error() {
                 let Some(c) = client("activation_launch_failure_is_an_error") else { return };
                 activation::launch_failure_is_an_error(&c);
@@ -222,6 +234,50 @@ mod cross_backend {
         };
         suite::activation::backends_agree(&cuda, &wgpu);
     }
+}
+
+/// cubecl swallows this compile panic on WGSL; `checked_launch` must report it.
+#[cfg(feature = "wgpu")]
+#[test]
+fn wgpu_swallowed_compile_panic_is_an_error() {
+    let Some(c) = suite::client_or_skip(
+        "wgpu_swallowed_compile_panic_is_an_error",
+        "wgpu",
+        cubeport::backends::wgpu_client,
+    ) else {
+        return;
+    };
+    suite::hardening::swallowed_compile_panic_is_an_error(&c);
+}
+
+/// With no Vulkan driver the CLI reports a typed error naming what to install, and never panics.
+#[test]
+fn no_adapter_is_a_typed_error_not_a_panic() {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
+        return cubeport::testing::skip(
+            "no_adapter_is_a_typed_error_not_a_panic",
+            "cli",
+            "built without the `cli` feature",
+        );
+    };
+    let out = std::process::Command::new(exe)
+        .arg("devices")
+        .env("VK_ICD_FILENAMES", "/nonexistent.json")
+        .env("VK_DRIVER_FILES", "/nonexistent.json")
+        .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stdout.contains("wgpu: unavailable: no wgpu device"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(
+        stdout.contains("mesa-vulkan-drivers"),
+        "the error must say what to install: {stdout}"
+    );
+    assert!(!stderr.contains("panicked"), "stderr: {stderr}");
 }
 
 #[test]

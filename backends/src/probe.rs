@@ -151,11 +151,13 @@ fn probe_wgpu() -> Result<String, BackendError> {
     use ::wgpu;
     let kind = BackendKind::Wgpu;
     let adapters = catch_unwind(|| {
+        // cubecl-wgpu runs on the primary APIs (Vulkan, Metal, DX12), never on GL: an
+        // OpenGL-only adapter (llvmpipe through EGL, say) must not count.
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
-            backends: wgpu::Backends::all(),
+            backends: wgpu::Backends::PRIMARY,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
-        cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()))
+        cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY))
             .into_iter()
             .map(|a| {
                 let info = a.get_info();

@@ -10,16 +10,6 @@ pub mod softmax;
 pub use group::{ReducePath, RowGroup};
 
 use crate::Error;
-use cubecl::prelude::*;
-
-/// Flushes the client's queue and turns a launch error that cubecl only reports there into
-/// [`Error::Launch`], so an op never returns success for a kernel that did not run.
-pub(crate) fn flush_checked<R: Runtime>(
-    client: &ComputeClient<R>,
-    op: &'static str,
-) -> Result<(), Error> {
-    client.flush().map_err(|e| Error::launch(op, e))
-}
 
 /// Fails with [`Error::UnsupportedDType`] when the device cannot run `dtype`.
 pub(crate) fn expect_dtype_supported(

@@ -1,6 +1,7 @@
 //! Shared helpers of the generic test bodies.
 
 pub mod activation;
+pub mod hardening;
 pub mod reduce;
 
 use cubeport::BackendError;

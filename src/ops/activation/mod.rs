@@ -21,7 +21,7 @@ mod spec;
 
 pub use spec::ActivationVariant;
 
-use crate::ops::{expect_dtype_supported, flush_checked};
+use crate::ops::expect_dtype_supported;
 use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
 use launch::Act;
@@ -141,19 +141,33 @@ fn bias_activation_impl<R: Runtime>(
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
     let variant = match forced {
-        Some(v) => v.checked(&spec).map_err(Error::shape(op))?,
+        Some(v) => {
+            let v = v.checked(&spec).map_err(Error::shape(op))?;
+            if v.vector > caps.max_vector_size {
+                return Err(Error::Unsupported {
+                    op,
+                    backend: caps.backend,
+                    reason: format!(
+                        "vector width {} exceeds the device's {}",
+                        v.vector, caps.max_vector_size
+                    ),
+                });
+            }
+            v
+        }
         None => ActivationVariant::select(&caps, &spec),
     };
-    launch::bias_activation(
-        client,
-        input.handle,
-        bias.handle,
-        output.handle,
-        &spec,
-        &variant,
-        act.act(),
-    )?;
-    flush_checked(client, op)
+    crate::checked_launch(client, op, || {
+        launch::bias_activation(
+            client,
+            input.handle,
+            bias.handle,
+            output.handle,
+            &spec,
+            &variant,
+            act.act(),
+        )
+    })
 }
 
 /// The variant [`bias_activation_into`] would pick for these arguments (for reports).
@@ -226,8 +240,10 @@ pub fn copy_into<R: Runtime>(
     let caps = caps_of(client);
     expect_dtype_supported(&caps, OP, spec.dtype)?;
     let variant = ActivationVariant::select(&caps, &spec);
-    launch::copy(client, input.handle, output.handle, &spec, &variant);
-    flush_checked(client, OP)
+    crate::checked_launch(client, OP, || {
+        launch::copy(client, input.handle, output.handle, &spec, &variant);
+        Ok(())
+    })
 }
 
 fn owned<R: Runtime, E: Element>(
@@ -236,7 +252,7 @@ fn owned<R: Runtime, E: Element>(
     bias: &DeviceTensor<E>,
     act: Activation,
 ) -> Result<DeviceTensor<E>, Error> {
-    let mut out = DeviceTensor::<E>::empty(client, input.shape());
+    let mut out = DeviceTensor::<E>::empty(client, input.shape())?;
     bias_activation_into(client, input.as_ref(), bias.as_ref(), out.as_mut(), act)?;
     Ok(out)
 }

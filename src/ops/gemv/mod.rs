@@ -12,7 +12,7 @@
 
 use crate::ops::group::{CUBE_UNITS, spread_cubes};
 use crate::ops::reduce::width_dividing;
-use crate::ops::{ReducePath, RowGroup, expect_dtype_supported, flush_checked};
+use crate::ops::{ReducePath, RowGroup, expect_dtype_supported};
 use crate::{Caps, DType, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
 use cubeport_kernels::gemv::{gemv_cols_kernel, gemv_rows_kernel};
@@ -147,7 +147,7 @@ impl GemvSpec {
 /// # fn f<R: cubeport::cubecl::Runtime>(client: &cubeport::cubecl::prelude::ComputeClient<R>) -> Result<(), cubeport::Error> {
 /// let a = DeviceTensor::from_slice(client, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
 /// let x = DeviceTensor::from_slice(client, &[1.0f32, 0.0, -1.0], &[3])?;
-/// let mut y = DeviceTensor::<f32>::empty(client, &[2]);
+/// let mut y = DeviceTensor::<f32>::empty(client, &[2])?;
 /// cubeport::gemv_into(client, a.as_ref(), x.as_ref(), y.as_mut(), Transpose::No)?; // [-2, -2]
 /// # Ok(()) }
 /// ```
@@ -223,12 +223,11 @@ fn gemv_impl<R: Runtime>(
             group: CUBE_UNITS,
         }),
     };
-    match spec.dtype {
-        DType::F32 => launch::<R, f32>(client, &caps, &a, &x, &y, &spec, group)?,
-        DType::F16 => launch::<R, half::f16>(client, &caps, &a, &x, &y, &spec, group)?,
-        DType::BF16 => launch::<R, half::bf16>(client, &caps, &a, &x, &y, &spec, group)?,
-    }
-    flush_checked(client, OP)
+    crate::checked_launch(client, OP, || match spec.dtype {
+        DType::F32 => launch::<R, f32>(client, &caps, &a, &x, &y, &spec, group),
+        DType::F16 => launch::<R, half::f16>(client, &caps, &a, &x, &y, &spec, group),
+        DType::BF16 => launch::<R, half::bf16>(client, &caps, &a, &x, &y, &spec, group),
+    })
 }
 
 fn launch<R: Runtime, E: Element>(

@@ -14,7 +14,7 @@ mod spec;
 
 pub(crate) use launch::width_dividing;
 
-use crate::ops::{RowGroup, expect_dtype_supported, flush_checked};
+use crate::ops::{RowGroup, expect_dtype_supported};
 use crate::reference::Reduction;
 use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
@@ -108,17 +108,18 @@ fn reduce_impl<R: Runtime>(
         };
         RowGroup::select(&caps, row_len / width_dividing(&caps, spec.dtype, row_len))
     });
-    launch::reduce(
-        client,
-        &caps,
-        input.handle,
-        output.handle,
-        &spec,
-        group,
-        op,
-        name,
-    )?;
-    flush_checked(client, name)
+    crate::checked_launch(client, name, || {
+        launch::reduce(
+            client,
+            &caps,
+            input.handle,
+            output.handle,
+            &spec,
+            group,
+            op,
+            name,
+        )
+    })
 }
 
 /// `op(input)` over `axis` into a new tensor (the axis removed; `[1]` for `None`).
@@ -148,7 +149,7 @@ pub fn reduce<R: Runtime, E: Element>(
             });
         }
     };
-    let mut out = DeviceTensor::<E>::empty(client, &shape);
+    let mut out = DeviceTensor::<E>::empty(client, &shape)?;
     reduce_into(client, input.as_ref(), out.as_mut(), axis, op)?;
     Ok(out)
 }

@@ -12,7 +12,7 @@
 
 use crate::ops::group::spread_cubes;
 use crate::ops::reduce::width_dividing;
-use crate::ops::{RowGroup, expect_dtype_supported, flush_checked};
+use crate::ops::{RowGroup, expect_dtype_supported};
 use crate::{
     DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
 };
@@ -68,7 +68,7 @@ impl SoftmaxSpec {
 /// # use cubeport::{DeviceTensor, DType};
 /// # fn f<R: cubeport::cubecl::Runtime>(client: &cubeport::cubecl::prelude::ComputeClient<R>) -> Result<(), cubeport::Error> {
 /// let x = DeviceTensor::from_slice(client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
-/// let mut y = DeviceTensor::<f32>::empty(client, &[2, 2]);
+/// let mut y = DeviceTensor::<f32>::empty(client, &[2, 2])?;
 /// cubeport::softmax_into(client, x.as_ref(), y.as_mut(), 1)?;
 /// # Ok(()) }
 /// ```
@@ -127,7 +127,7 @@ pub fn softmax<R: Runtime, E: Element>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<E>,
 ) -> Result<DeviceTensor<E>, Error> {
-    let mut out = DeviceTensor::<E>::empty(client, input.shape());
+    let mut out = DeviceTensor::<E>::empty(client, input.shape())?;
     softmax_into(
         client,
         input.as_ref(),
@@ -183,12 +183,14 @@ fn softmax_impl<R: Runtime>(
             }
         };
     }
-    match spec.dtype {
-        DType::F32 => go!(f32),
-        DType::F16 => go!(half::f16),
-        DType::BF16 => go!(half::bf16),
-    }
-    flush_checked(client, op)
+    crate::checked_launch(client, op, || {
+        match spec.dtype {
+            DType::F32 => go!(f32),
+            DType::F16 => go!(half::f16),
+            DType::BF16 => go!(half::bf16),
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]
