@@ -6,6 +6,9 @@
 //! wraps the process's panic hook once (the previous hook still runs) to count panics raised
 //! from cubecl's own source files, and every op compares the count around its launch and flush.
 //! A hook installed after cubeport's replaces it; cubeport then sees only `flush` errors.
+//! The count is process-wide: a panic that another thread's launch provokes on the same device
+//! while an op is in flight is reported by that op too. That errs on the safe side (an error,
+//! never silent garbage); the suite keeps its deliberate provocation in a separate binary.
 
 use crate::Error;
 use cubecl::prelude::*;

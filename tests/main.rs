@@ -236,20 +236,6 @@ mod cross_backend {
     }
 }
 
-/// cubecl swallows this compile panic on WGSL; `checked_launch` must report it.
-#[cfg(feature = "wgpu")]
-#[test]
-fn wgpu_swallowed_compile_panic_is_an_error() {
-    let Some(c) = suite::client_or_skip(
-        "wgpu_swallowed_compile_panic_is_an_error",
-        "wgpu",
-        cubeport::backends::wgpu_client,
-    ) else {
-        return;
-    };
-    suite::hardening::swallowed_compile_panic_is_an_error(&c);
-}
-
 /// With no Vulkan driver the CLI reports a typed error naming what to install, and never panics.
 #[test]
 fn no_adapter_is_a_typed_error_not_a_panic() {
