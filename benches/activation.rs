@@ -11,7 +11,7 @@
 //! reference before it is timed.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cubeport::backends::{self, BackendKind};
+use cubeport::BackendKind;
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Tolerance};
 use cubeport::testing::{compare, poisoned, seeded, to_f64};
@@ -163,28 +163,16 @@ fn bench_dtype<R: Runtime, E: Element>(
     }
 }
 
-fn benches(c: &mut Criterion) {
-    let forced = backends::backend_from_env().unwrap_or(None);
-    for status in backends::available() {
-        if forced.is_some_and(|f| f != status.kind) {
-            continue;
-        }
-        if let Err(e) = &status.device {
-            eprintln!("SKIP bench activation {}: {e}", status.kind);
-            continue;
-        }
-        match status.kind {
-            #[cfg(feature = "cuda")]
-            BackendKind::Cuda => {
-                bench_backend(c, backends::cuda_client().unwrap(), BackendKind::Cuda)
-            }
-            #[cfg(feature = "wgpu")]
-            BackendKind::Wgpu => {
-                bench_backend(c, backends::wgpu_client().unwrap(), BackendKind::Wgpu)
-            }
-            _ => {}
-        }
+struct Visit<'a>(&'a mut Criterion);
+
+impl cubeport::testing::BackendVisitor for Visit<'_> {
+    fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
+        bench_backend(self.0, client, kind);
     }
+}
+
+fn benches(c: &mut Criterion) {
+    cubeport::testing::visit_backends("bench activation", None, &mut Visit(c));
 }
 
 criterion_group!(activation, benches);

@@ -10,7 +10,7 @@
 //! f64 reference before timing. Sizes shrink on devices with small buffer limits (lavapipe).
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cubeport::backends::{self, BackendKind};
+use cubeport::BackendKind;
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Reduction, Tolerance};
 use cubeport::testing::{compare, compare_each, poisoned, seeded, to_f64};
@@ -115,10 +115,7 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     let want = reference::softmax(&sf, len, false);
     cubeport::softmax_into(&client, ds.as_ref(), dy.as_mut(), 1).unwrap();
     let got = to_f64(&dy.to_vec(&client).unwrap());
-    let tol = Tolerance {
-        atol: 1e-6,
-        rtol: 1e-5 + 4.0 * (len as f64).sqrt() * f32::EPSILON as f64,
-    };
+    let tol = Tolerance::softmax(cubeport::DType::F32, len, false);
     assert!(
         compare(&got, &want, tol).ok(),
         "softmax wrong; not timing it"
@@ -466,28 +463,16 @@ mod peer {
     }
 }
 
-fn benches(c: &mut Criterion) {
-    let forced = backends::backend_from_env().unwrap_or(None);
-    for status in backends::available() {
-        if forced.is_some_and(|f| f != status.kind) {
-            continue;
-        }
-        if let Err(e) = &status.device {
-            eprintln!("SKIP bench reduce {}: {e}", status.kind);
-            continue;
-        }
-        match status.kind {
-            #[cfg(feature = "cuda")]
-            BackendKind::Cuda => {
-                bench_backend(c, backends::cuda_client().unwrap(), BackendKind::Cuda)
-            }
-            #[cfg(feature = "wgpu")]
-            BackendKind::Wgpu => {
-                bench_backend(c, backends::wgpu_client().unwrap(), BackendKind::Wgpu)
-            }
-            _ => {}
-        }
+struct Visit<'a>(&'a mut Criterion);
+
+impl cubeport::testing::BackendVisitor for Visit<'_> {
+    fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
+        bench_backend(self.0, client, kind);
     }
+}
+
+fn benches(c: &mut Criterion) {
+    cubeport::testing::visit_backends("bench reduce", None, &mut Visit(c));
 }
 
 criterion_group!(reduce, benches);

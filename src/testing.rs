@@ -67,3 +67,50 @@ pub fn poisoned<R: Runtime, E: Element>(
     let n = shape.iter().product();
     DeviceTensor::from_slice(client, &vec![poison::<E>(); n], shape)
 }
+
+/// Work to run once per backend with that backend's client (a generic closure, which Rust
+/// closures cannot express).
+pub trait BackendVisitor {
+    /// Runs on `client`, a client of backend `kind`.
+    fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: crate::BackendKind);
+}
+
+/// Calls `visitor` for every backend with a device — only `only` when given, else only
+/// `CUBEPORT_BACKEND` when set — and prints `SKIP <what> <backend>: <reason>` for the others.
+/// Returns how many backends were visited.
+pub fn visit_backends(
+    what: &str,
+    only: Option<crate::BackendKind>,
+    visitor: &mut impl BackendVisitor,
+) -> usize {
+    use crate::BackendKind;
+    use crate::backends;
+    let only = only.or_else(|| backends::backend_from_env().ok().flatten());
+    let mut visited = 0;
+    for status in backends::available() {
+        if only.is_some_and(|k| k != status.kind) {
+            continue;
+        }
+        let result = match (&status.device, status.kind) {
+            (Err(e), _) => Err(e.to_string()),
+            #[cfg(feature = "cuda")]
+            (Ok(_), BackendKind::Cuda) => backends::cuda_client()
+                .map(|c| visitor.visit(c, BackendKind::Cuda))
+                .map_err(|e| e.to_string()),
+            #[cfg(feature = "wgpu")]
+            (Ok(_), BackendKind::Wgpu) => backends::wgpu_client()
+                .map(|c| visitor.visit(c, BackendKind::Wgpu))
+                .map_err(|e| e.to_string()),
+            #[allow(unreachable_patterns)]
+            (Ok(_), kind) => Err(crate::BackendError::NotCompiled(kind).to_string()),
+        };
+        match result {
+            Ok(()) => visited += 1,
+            Err(reason) => {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "SKIP {what} {}: {reason}", status.kind);
+            }
+        }
+    }
+    visited
+}

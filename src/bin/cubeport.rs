@@ -277,24 +277,24 @@ fn check(args: CheckArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let cases = cases(&kinds);
-    let mut rows: Vec<Row> = Vec::new();
-    for &kind in &kinds {
-        let result = match kind {
-            #[cfg(feature = "cuda")]
-            BackendKind::Cuda => backends::cuda_client()
-                .map_err(Error::from)
-                .map(|c| run_backend(&c, kind, &cases, &args)),
-            #[cfg(feature = "wgpu")]
-            BackendKind::Wgpu => backends::wgpu_client()
-                .map_err(Error::from)
-                .map(|c| run_backend(&c, kind, &cases, &args)),
-            other => Err(backends::BackendError::NotCompiled(other).into()),
-        };
-        match result {
-            Ok(mut r) => rows.append(&mut r),
-            Err(e) => eprintln!("backend {kind}: {e}"),
+    struct Check<'a> {
+        cases: &'a [Case],
+        args: &'a CheckArgs,
+        rows: Vec<Row>,
+    }
+    impl cubeport::testing::BackendVisitor for Check<'_> {
+        fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
+            self.rows
+                .extend(run_backend(&client, kind, self.cases, self.args));
         }
     }
+    let mut visit = Check {
+        cases: &cases,
+        args: &args,
+        rows: Vec::new(),
+    };
+    cubeport::testing::visit_backends("check", forced, &mut visit);
+    let mut rows = visit.rows;
     cross_check(&mut rows);
     print_table(&rows);
     let bad = rows
@@ -445,23 +445,10 @@ fn measure<R: Runtime, E: Element>(
             };
             let k = axis.map_or(n, |a| shape[a]);
             want = round(reference::reduce(&xf, shape, axis, red));
-            tol = match red {
-                Reduction::Max | Reduction::Min => vec![Tolerance::EXACT; want.len()],
-                _ => sum_abs_of(&xf, shape, axis)
-                    .into_iter()
-                    .map(|s| {
-                        Tolerance::reduction(
-                            dtype,
-                            k,
-                            if red == Reduction::Mean {
-                                s / k as f64
-                            } else {
-                                s
-                            },
-                        )
-                    })
-                    .collect(),
-            };
+            tol = sum_abs_of(&xf, shape, axis)
+                .into_iter()
+                .map(|s| Tolerance::reduce(red, dtype, k, s))
+                .collect();
             bytes = (n + want.len()) * dtype.size();
             variant = cubeport::ops::reduce::reduce_variant(client, shape, dtype, axis);
             let xr = dx.as_ref();
@@ -470,19 +457,7 @@ fn measure<R: Runtime, E: Element>(
         Kind::Softmax { log, len } => {
             out_shape = shape.to_vec();
             want = round(reference::softmax(&xf, len, log));
-            let base = Tolerance::elementwise(dtype);
-            let extra = 4.0 * (len as f64).sqrt() * f32::EPSILON as f64;
-            let t = if log {
-                Tolerance {
-                    atol: base.atol + extra + 1e-5,
-                    rtol: base.rtol,
-                }
-            } else {
-                Tolerance {
-                    atol: base.atol,
-                    rtol: base.rtol + extra,
-                }
-            };
+            let t = Tolerance::softmax(dtype, len, log);
             tol = vec![t; n];
             bytes = 2 * n * dtype.size();
             variant = cubeport::ops::softmax::softmax_variant(client, len, dtype).to_string();
@@ -613,13 +588,7 @@ fn cross_check(rows: &mut [Row]) {
             }
             if let (Ok(ma), Ok(mb)) = (&a.outcome, &b.outcome) {
                 // Each backend is within `tol` of the reference, so they agree within 2·tol.
-                let c = compare_each(&mb.output, &ma.output, |k| {
-                    let t = ma.tol[k];
-                    Tolerance {
-                        atol: 2.0 * t.atol,
-                        rtol: 2.0 * t.rtol,
-                    }
-                });
+                let c = compare_each(&mb.output, &ma.output, |k| ma.tol[k].doubled());
                 rows[i].agreement = Some((c.max_abs, c.ok()));
             }
         }

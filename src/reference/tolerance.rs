@@ -46,6 +46,42 @@ impl Tolerance {
         }
     }
 
+    /// A reduction `op` over `k` terms whose magnitudes add up to `sum_abs`: exact for
+    /// max/min (they select an input), [`Tolerance::reduction`] for sum, scaled by `1/k` for mean.
+    pub fn reduce(op: crate::Reduction, dtype: DType, k: usize, sum_abs: f64) -> Self {
+        match op {
+            crate::Reduction::Max | crate::Reduction::Min => Tolerance::EXACT,
+            crate::Reduction::Sum => Self::reduction(dtype, k, sum_abs),
+            crate::Reduction::Mean => Self::reduction(dtype, k, sum_abs / k.max(1) as f64),
+        }
+    }
+
+    /// Softmax over rows of `k` (relative: the normalising sum adds `4·√k·ε(f32)`) or
+    /// log-softmax (absolute: `1e-5 + 4·√k·ε(f32)` on top of the elementwise bound).
+    pub fn softmax(dtype: DType, k: usize, log: bool) -> Self {
+        let base = Self::elementwise(dtype);
+        let extra = 4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64;
+        if log {
+            Tolerance {
+                atol: base.atol + extra + 1e-5,
+                rtol: base.rtol,
+            }
+        } else {
+            Tolerance {
+                atol: base.atol,
+                rtol: base.rtol + extra,
+            }
+        }
+    }
+
+    /// Twice this tolerance: what two results, each within it of the reference, may differ by.
+    pub fn doubled(self) -> Self {
+        Tolerance {
+            atol: 2.0 * self.atol,
+            rtol: 2.0 * self.rtol,
+        }
+    }
+
     /// Whether `got` is within tolerance of `want`. NaN must meet NaN and ±inf the same ±inf.
     pub fn accepts(&self, got: f64, want: f64) -> bool {
         if want.is_nan() || got.is_nan() {

@@ -472,15 +472,7 @@ pub fn backends_agree<A: Runtime, B: Runtime>(a: &ComputeClient<A>, b: &ComputeC
                 with_dtype!(dtype, E => run::<A, E>(a, act, &shape, &[4096], None)).unwrap();
             let (gb, _) =
                 with_dtype!(dtype, E => run::<B, E>(b, act, &shape, &[4096], None)).unwrap();
-            let t = Tolerance::elementwise(dtype);
-            let c = compare(
-                &gb,
-                &ga,
-                Tolerance {
-                    atol: 2.0 * t.atol,
-                    rtol: 2.0 * t.rtol,
-                },
-            );
+            let c = compare(&gb, &ga, Tolerance::elementwise(dtype).doubled());
             assert!(
                 c.ok(),
                 "{} {dtype}: {} vs {}: {c}",

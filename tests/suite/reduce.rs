@@ -47,11 +47,7 @@ pub fn groups<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<RowGroup>> {
 }
 
 fn reduce_tol(op: Reduction, dtype: DType, k: usize, sum_abs: f64) -> Tolerance {
-    match op {
-        Reduction::Max | Reduction::Min => Tolerance::EXACT,
-        Reduction::Sum => Tolerance::reduction(dtype, k, sum_abs),
-        Reduction::Mean => Tolerance::reduction(dtype, k, sum_abs / k as f64),
-    }
+    Tolerance::reduce(op, dtype, k, sum_abs)
 }
 
 fn run_reduce<R: Runtime, E: Element>(
@@ -296,19 +292,7 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
 // ---------------------------------------------------------------- softmax
 
 fn softmax_tol(dtype: DType, k: usize, log: bool) -> Tolerance {
-    let base = Tolerance::elementwise(dtype);
-    let extra = 4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64;
-    if log {
-        Tolerance {
-            atol: base.atol + extra + 1e-5,
-            rtol: base.rtol,
-        }
-    } else {
-        Tolerance {
-            atol: base.atol,
-            rtol: base.rtol + extra,
-        }
-    }
+    Tolerance::softmax(dtype, k, log)
 }
 
 fn run_softmax<R: Runtime, E: Element>(
