@@ -58,6 +58,7 @@ pub use ops::activation::{
 pub use ops::gemv::{GemvVariant, Transpose, gemv_into, gemv_with};
 pub use ops::reduce::{reduce, reduce_into, reduce_with};
 pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};
+pub use ops::transpose::{TransposeVariant, transpose_into, transpose_with};
 pub use ops::{ReducePath, RowGroup};
 pub use reference::Reduction;
 pub use tensor::{DeviceTensor, TensorMut, TensorRef};

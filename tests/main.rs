@@ -173,6 +173,21 @@ macro_rules! backend_suite {
                 reduce::gemv_rejects_bad_input(&c);
             }
 
+            #[rstest]
+            fn transpose_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values(vec![1, 1], vec![3, 5], vec![33, 65], vec![257, 31], vec![1024, 7], vec![2, 3, 37, 41], vec![96, 64])] shape: Vec<usize>,
+            ) {
+                let Some(c) = client("transpose_matches_reference") else { return };
+                crate::suite::transpose::transpose_matches(&c, dtype, &shape);
+            }
+
+            #[test]
+            fn transpose_rejects_bad_input() {
+                let Some(c) = client("transpose_rejects_bad_input") else { return };
+                crate::suite::transpose::transpose_rejects_bad_input(&c);
+            }
+
             #[test]
             fn vector_wider_than_device_is_refused() {
                 let Some(c) = client("vector_wider_than_device_is_refused") else { return };

@@ -10,3 +10,4 @@ pub mod activation;
 pub mod gemv;
 pub mod reduce;
 pub mod softmax;
+pub mod transpose;

@@ -107,6 +107,8 @@ enum Kind {
     Softmax { log: bool, len: usize },
     /// GEMV with `cols` columns.
     Gemv { transpose: Transpose, cols: usize },
+    /// Transpose of `[elems / cols, cols]`.
+    Transpose { cols: usize },
 }
 
 /// One kernel case of the table.
@@ -134,6 +136,7 @@ impl Case {
                 transpose: Transpose::Yes,
                 ..
             } => "gemv_t".into(),
+            Kind::Transpose { .. } => "transpose".into(),
         }
     }
 
@@ -144,7 +147,7 @@ impl Case {
             Kind::Reduce { axis: None, .. } => vec![elems],
             Kind::Reduce { inner, .. } => vec![elems.div_ceil(inner), inner],
             Kind::Softmax { len, .. } => vec![elems.div_ceil(len), len],
-            Kind::Gemv { cols, .. } => vec![elems.div_ceil(cols), cols],
+            Kind::Gemv { cols, .. } | Kind::Transpose { cols } => vec![elems.div_ceil(cols), cols],
         }
     }
 }
@@ -209,6 +212,7 @@ fn cases(kinds: &[BackendKind]) -> Vec<Case> {
                 len: 4096,
             },
         ];
+        kinds.push(Kind::Transpose { cols: 1000 });
         if dtype == DType::F32 {
             kinds.extend([
                 Kind::Gemv {
@@ -500,6 +504,15 @@ fn measure<R: Runtime, E: Element>(
             op = Box::new(move |out| {
                 cubeport::gemv_into(client, ar.clone(), vr.clone(), out, transpose)
             });
+        }
+        Kind::Transpose { .. } => {
+            out_shape = vec![shape[1], shape[0]];
+            want = reference::transpose(&xf, 1, shape[0], shape[1]);
+            tol = vec![Tolerance::EXACT; n];
+            bytes = 2 * n * dtype.size();
+            variant = cubeport::ops::transpose::DEFAULT_TRANSPOSE.to_string();
+            let xr = dx.as_ref();
+            op = Box::new(move |out| cubeport::transpose_into(client, xr.clone(), out));
         }
     }
     let mut dy = poisoned::<R, E>(client, &out_shape)?;

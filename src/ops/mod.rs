@@ -6,6 +6,7 @@ pub mod gemv;
 mod group;
 pub mod reduce;
 pub mod softmax;
+pub mod transpose;
 
 pub use group::{ReducePath, RowGroup};
 

@@ -3,6 +3,7 @@
 pub mod activation;
 pub mod hardening;
 pub mod reduce;
+pub mod transpose;
 
 use cubeport::BackendError;
 use cubeport::cubecl::prelude::*;

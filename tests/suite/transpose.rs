@@ -1,0 +1,84 @@
+//! Generic bodies for transpose: exact agreement with the reference, every variant.
+
+use crate::with_dtype;
+use cubeport::cubecl::prelude::*;
+use cubeport::reference::{self, Tolerance};
+use cubeport::testing::{compare, poisoned, seeded, to_f64};
+use cubeport::{DType, DeviceTensor, Error, ShapeError, TensorMut, TransposeVariant};
+
+const VARIANTS: [TransposeVariant; 4] = [
+    TransposeVariant::Naive,
+    TransposeVariant::Tiled { tile: 32, pad: 1 },
+    TransposeVariant::Tiled { tile: 32, pad: 0 },
+    TransposeVariant::Tiled { tile: 16, pad: 1 },
+];
+
+pub fn transpose_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, shape: &[usize]) {
+    let n: usize = shape.iter().product();
+    let rank = shape.len();
+    let (rows, cols) = (shape[rank - 2], shape[rank - 1]);
+    let mut out_shape = shape.to_vec();
+    out_shape.swap(rank - 2, rank - 1);
+    with_dtype!(dtype, E => {
+        let x: Vec<E> = seeded(n as u64 + 5, n, -100.0, 100.0);
+        let want = reference::transpose(&to_f64(&x), n / (rows * cols), rows, cols);
+        let dx = DeviceTensor::from_slice(client, &x, shape).unwrap();
+        for v in VARIANTS {
+            let mut dy = poisoned::<R, E>(client, &out_shape).unwrap();
+            cubeport::transpose_with(client, dx.as_ref(), dy.as_mut(), v).unwrap_or_else(|e| panic!("{v} {shape:?}: {e}"));
+            let got = to_f64(&dy.to_vec(client).unwrap());
+            let c = compare(&got, &want, Tolerance::EXACT);
+            assert!(c.ok(), "transpose {v} {dtype} {shape:?} on {}: {c}", R::name(client));
+        }
+    })
+}
+
+pub fn transpose_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
+    let x = DeviceTensor::from_slice(client, &seeded::<f32>(1, 12, -1.0, 1.0), &[3, 4]).unwrap();
+    let mut y = poisoned::<R, f32>(client, &[4, 3]).unwrap();
+    let shape_err = |r: Result<(), Error>| match r {
+        Err(Error::Shape { source, .. }) => source,
+        other => panic!("expected a shape error, got {other:?}"),
+    };
+    let e = shape_err(cubeport::transpose_into(
+        client,
+        x.as_ref(),
+        TensorMut::contiguous(y.handle(), &[3, 4], DType::F32),
+    ));
+    assert!(
+        matches!(e, ShapeError::ShapeMismatch { name: "output", .. }),
+        "{e:?}"
+    );
+    let e = shape_err(cubeport::transpose_into(
+        client,
+        cubeport::TensorRef::contiguous(x.handle(), &[12], DType::F32),
+        TensorMut::contiguous(y.handle(), &[12], DType::F32),
+    ));
+    assert!(matches!(e, ShapeError::Rank { .. }), "{e:?}");
+    let e = shape_err(cubeport::transpose_into(
+        client,
+        cubeport::TensorRef::contiguous(x.handle(), &[0, 4], DType::F32),
+        TensorMut::contiguous(y.handle(), &[4, 0], DType::F32),
+    ));
+    assert!(matches!(e, ShapeError::Empty { .. }), "{e:?}");
+    let e = shape_err(cubeport::transpose_into(
+        client,
+        x.as_ref(),
+        TensorMut::contiguous(y.handle(), &[4, 3], DType::F16),
+    ));
+    assert!(matches!(e, ShapeError::DTypeMismatch { .. }), "{e:?}");
+    let r = cubeport::transpose_with(
+        client,
+        x.as_ref(),
+        y.as_mut(),
+        TransposeVariant::Tiled { tile: 4096, pad: 1 },
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    assert!(
+        y.to_vec(client)
+            .unwrap()
+            .iter()
+            .all(|&v| v == cubeport::testing::poison::<f32>()),
+        "a rejected call wrote output"
+    );
+}
