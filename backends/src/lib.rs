@@ -2,7 +2,7 @@
 //!
 //! This crate is the one place where cubeport touches vendor runtimes before a kernel runs:
 //! it decides which backends are compiled in and which have a device that answers, creates
-//! [`ComputeClient`]s without panicking, and reads [`Caps`] from `client.properties()`.
+//! `ComputeClient`s without panicking, and reads [`Caps`] from `client.properties()`.
 //! cubecl 0.10 panics when a driver or adapter is missing; every such panic is contained here
 //! and returned as a [`BackendError`] that says what to install.
 //!

@@ -1,7 +1,7 @@
 use super::Activation;
 use cubecl::prelude::*;
 
-/// Comptime configuration of [`activation_bias_kernel`].
+/// Comptime configuration of [`activation_bias_kernel()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ActivationConfig {
     /// The bias repeats every `bias.len()` vectors (broadcast over rows) instead of matching
@@ -53,7 +53,7 @@ pub fn activation_bias_kernel<F: Float, N: Size, A: Activation>(
 
 /// `output[i] = input[i]`: the device-copy anchor every memory-bound benchmark is measured
 /// against (one read and one write per element, the same grid-stride mapping as
-/// [`activation_bias_kernel`]).
+/// [`activation_bias_kernel()`]).
 ///
 /// Preconditions: `input.len() == output.len()`.
 #[cube(launch_unchecked)]

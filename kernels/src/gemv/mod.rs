@@ -2,17 +2,17 @@
 //!
 //! | variant | kernel | mapping |
 //! |---|---|---|
-//! | `thread_row` | [`gemv_rows_kernel`], group 1 | one unit per row of `A` (the seed's first version: uncoalesced) |
-//! | `cube_row` | [`gemv_rows_kernel`], group = cube | a cube per row, coalesced vector loads, block reduction (plane or shared) |
-//! | `plane_row` | [`gemv_rows_kernel`], group = plane | a plane per row, shuffle reduction, several rows per cube |
-//! | `columns` (for `Aᵀ·x`) | [`gemv_cols_kernel`] + a strided sum | units along columns, row chunks split over the grid, partial sums reduced in a second launch |
+//! | `thread_row` | [`gemv_rows_kernel()`], group 1 | one unit per row of `A` (the seed's first version: uncoalesced) |
+//! | `cube_row` | [`gemv_rows_kernel()`], group = cube | a cube per row, coalesced vector loads, block reduction (plane or shared) |
+//! | `plane_row` | [`gemv_rows_kernel()`], group = plane | a plane per row, shuffle reduction, several rows per cube |
+//! | `columns` (for `Aᵀ·x`) | [`gemv_cols_kernel()`] + a strided sum | units along columns, row chunks split over the grid, partial sums reduced in a second launch |
 
 use crate::reduce::{GroupConfig, Sum, group_reduce};
 use cubecl::prelude::*;
 
 /// `y[r] = Σ_j a[r, j] · x[j]` for row-major `a` of `rows × row_vecs` vectors.
 ///
-/// Mapping: as [`crate::reduce::reduce_rows_kernel`], with `x` (small, cached) read alongside.
+/// Mapping: as [`crate::reduce::reduce_rows_kernel()`], with `x` (small, cached) read alongside.
 /// Preconditions: `a` holds `rows · row_vecs` vectors, `x` `row_vecs`, `y` `rows` scalars.
 #[cube(launch_unchecked)]
 pub fn gemv_rows_kernel<F: Float, N: Size>(

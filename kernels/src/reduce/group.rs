@@ -1,7 +1,7 @@
 use super::ReduceOp;
 use cubecl::prelude::*;
 
-/// How the units of a cube are grouped for [`group_reduce`].
+/// How the units of a cube are grouped for [`group_reduce()`].
 ///
 /// The cube is `CUBE_DIM = (group, groups_per_cube)`; each row of units (same `UNIT_POS_Y`)
 /// reduces together. `group` must be a power of two. With `plane`, `group` must be a multiple
@@ -20,7 +20,7 @@ pub struct GroupConfig {
 }
 
 impl GroupConfig {
-    /// Shared-memory words [`group_reduce`] needs.
+    /// Shared-memory words [`group_reduce()`] needs.
     pub fn shared_len(&self) -> usize {
         let per_group = if self.plane {
             (self.group / self.plane_width.max(1)).max(1)

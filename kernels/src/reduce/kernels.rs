@@ -5,7 +5,7 @@ use cubecl::prelude::*;
 ///
 /// Mapping: `CUBE_DIM = (cfg.group, cfg.groups_per_cube)`; the group of row
 /// `r = CUBE_POS · groups_per_cube + UNIT_POS_Y` strides the row's `row_vecs` vectors with
-/// `UNIT_POS_X` (coalesced), then [`group_reduce`]s. Cubes past the last row still take part in
+/// `UNIT_POS_X` (coalesced), then [`group_reduce()`]s. Cubes past the last row still take part in
 /// the cube barriers and write nothing.
 ///
 /// Preconditions: `input.len() ≥ rows · row_vecs`, `output.len() ≥ rows`; `cfg` as documented on

@@ -2,7 +2,7 @@
 //!
 //! | kernel | mapping | passes over the row |
 //! |---|---|---|
-//! | [`softmax_rows_kernel`] | a group of `CUBE_DIM_X` units per row (a plane for short rows, a whole cube for long ones) | 2 reads + 1 write; the second read is usually an L2 hit |
+//! | [`softmax_rows_kernel()`] | a group of `CUBE_DIM_X` units per row (a plane for short rows, a whole cube for long ones) | 2 reads + 1 write; the second read is usually an L2 hit |
 //!
 //! Pass 1 keeps an online (max, Σexp) pair per unit; the group combines the maxima, rescales
 //! the sums and adds them; pass 2 writes `exp(x − max) / Σ` (or `x − max − ln Σ`).
@@ -10,7 +10,7 @@
 use crate::reduce::{GroupConfig, Max, Sum, group_reduce};
 use cubecl::prelude::*;
 
-/// Comptime configuration of [`softmax_rows_kernel`].
+/// Comptime configuration of [`softmax_rows_kernel()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SoftmaxConfig {
     /// How units group per row and how they combine.

@@ -2,8 +2,8 @@
 //!
 //! | kernel | mapping | memory pattern |
 //! |---|---|---|
-//! | [`transpose_naive_kernel`] | one unit per element (grid-stride) | coalesced reads, writes strided by `rows` |
-//! | [`transpose_tiled_kernel`] | one cube per `tile × tile` tile, `CUBE_DIM = (tile, rows_per_step)` | coalesced reads and writes through shared memory; rows padded by `pad` words so the column reads of the tile hit distinct banks |
+//! | [`transpose_naive_kernel()`] | one unit per element (grid-stride) | coalesced reads, writes strided by `rows` |
+//! | [`transpose_tiled_kernel()`] | one cube per `tile × tile` tile, `CUBE_DIM = (tile, rows_per_step)` | coalesced reads and writes through shared memory; rows padded by `pad` words so the column reads of the tile hit distinct banks |
 
 use cubecl::prelude::*;
 
