@@ -342,7 +342,7 @@ mod peer {
         ]
     }
 
-    fn run<R: Runtime>(
+    fn launch<R: Runtime>(
         client: &ComputeClient<R>,
         input: &Handle,
         out: &Handle,
@@ -368,6 +368,11 @@ mod peer {
                 parallel_output_vectorization: false,
             },
         };
+        let dtypes = ReduceDtypes {
+            input: f,
+            output: f,
+            accumulation: f,
+        };
         reduce::<R>(
             client,
             i,
@@ -375,13 +380,20 @@ mod peer {
             1,
             strategy,
             ReduceOperationConfig::Sum,
-            ReduceDtypes {
-                input: f,
-                output: f,
-                accumulation: f,
-            },
+            dtypes,
         )
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| format!("{e:?}"))
+    }
+
+    fn run<R: Runtime>(
+        client: &ComputeClient<R>,
+        input: &Handle,
+        out: &Handle,
+        rows: usize,
+        len: usize,
+        routine: RoutineStrategy,
+    ) -> Result<(), String> {
+        launch(client, input, out, rows, len, routine)?;
         cubecl::future::block_on(client.sync()).map_err(|e| format!("{e:?}"))
     }
 
@@ -419,42 +431,7 @@ mod peer {
                 |b| {
                     b.iter_custom(|it| {
                         time(client, it, || {
-                            let f = f32::as_type_native_unchecked().storage_type();
-                            // SAFETY: as in `run`.
-                            let (i, o) = unsafe {
-                                (
-                                    TensorBinding::<R>::from_raw_parts(
-                                        input.clone(),
-                                        [len, 1].into(),
-                                        [rows, len].into(),
-                                    ),
-                                    TensorBinding::<R>::from_raw_parts(
-                                        out.handle().clone(),
-                                        [1, 1].into(),
-                                        [rows, 1].into(),
-                                    ),
-                                )
-                            };
-                            let strategy = ReduceStrategy {
-                                routine: routine.clone(),
-                                vectorization: VectorizationStrategy {
-                                    parallel_output_vectorization: false,
-                                },
-                            };
-                            reduce::<R>(
-                                client,
-                                i,
-                                o,
-                                1,
-                                strategy,
-                                ReduceOperationConfig::Sum,
-                                ReduceDtypes {
-                                    input: f,
-                                    output: f,
-                                    accumulation: f,
-                                },
-                            )
-                            .unwrap();
+                            launch(client, input, out.handle(), rows, len, routine.clone()).unwrap()
                         })
                     })
                 },

@@ -112,3 +112,14 @@ impl Layout {
         Ok(())
     }
 }
+
+/// A dense layout whose buffer holds exactly its elements (unit tests of the specs).
+#[cfg(test)]
+pub(crate) fn dense(shape: &[usize], dtype: DType) -> Layout {
+    Layout {
+        shape: shape.to_vec(),
+        strides: Layout::contiguous_strides(shape),
+        dtype,
+        buffer_bytes: (shape.iter().product::<usize>() * dtype.size()).max(dtype.size()) as u64,
+    }
+}

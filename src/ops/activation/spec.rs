@@ -158,12 +158,7 @@ mod tests {
     use super::*;
 
     fn dense(shape: &[usize], dtype: DType) -> Layout {
-        Layout {
-            shape: shape.to_vec(),
-            strides: Layout::contiguous_strides(shape),
-            dtype,
-            buffer_bytes: (shape.iter().product::<usize>() * dtype.size()) as u64,
-        }
+        crate::layout::dense(shape, dtype)
     }
 
     #[test]

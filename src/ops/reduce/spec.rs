@@ -95,12 +95,7 @@ mod tests {
     use super::*;
 
     fn dense(shape: &[usize]) -> Layout {
-        Layout {
-            shape: shape.to_vec(),
-            strides: Layout::contiguous_strides(shape),
-            dtype: DType::F32,
-            buffer_bytes: (shape.iter().product::<usize>() * 4).max(4) as u64,
-        }
+        crate::layout::dense(shape, DType::F32)
     }
 
     #[test]

@@ -198,12 +198,7 @@ mod tests {
     use super::*;
 
     fn dense(shape: &[usize]) -> Layout {
-        Layout {
-            shape: shape.to_vec(),
-            strides: Layout::contiguous_strides(shape),
-            dtype: DType::F32,
-            buffer_bytes: 1 << 20,
-        }
+        crate::layout::dense(shape, DType::F32)
     }
 
     #[test]
