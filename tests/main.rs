@@ -189,6 +189,24 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn activation_properties() {
+                let Some(c) = client("activation_properties") else { return };
+                crate::suite::props::activation_props(&c);
+            }
+
+            #[test]
+            fn reduce_properties() {
+                let Some(c) = client("reduce_properties") else { return };
+                crate::suite::props::reduce_props(&c);
+            }
+
+            #[test]
+            fn softmax_transpose_properties() {
+                let Some(c) = client("softmax_transpose_properties") else { return };
+                crate::suite::props::softmax_transpose_props(&c);
+            }
+
+            #[test]
             fn vector_wider_than_device_is_refused() {
                 let Some(c) = client("vector_wider_than_device_is_refused") else { return };
                 crate::suite::hardening::vector_wider_than_device(&c);

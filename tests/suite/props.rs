@@ -1,0 +1,177 @@
+//! Property tests: random shapes, axes and values — NaN, ±inf, signed zeros, subnormals, huge
+//! values among ordinary ones — against the f64 reference (rounded to f32). Every call either matches the
+//! reference or returns a typed error; none panics. Deterministic (ChaCha, fixed seed) and
+//! bounded (a few dozen cases per family) so CI stays fast.
+
+use cubeport::cubecl::prelude::*;
+use cubeport::reference::{self, Reduction, Tolerance};
+use cubeport::testing::{compare_each, poisoned, to_f64};
+use cubeport::{Activation, DeviceTensor, Error, GeluApprox};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+fn runner(cases: u32) -> TestRunner {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    TestRunner::new_with_rng(config, TestRng::deterministic_rng(RngAlgorithm::ChaCha))
+}
+
+fn value() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        20 => -8.0f32..8.0,
+        1 => Just(f32::NAN),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(-0.0f32),
+        1 => Just(1.0e-40f32),
+        // Huge but not at the edge: sums of a few dozen stay finite in f32. Intermediate f32
+        // overflow (3e38 + 3e38) is inf by the documented f32-arithmetic contract, while the
+        // f64 reference stays finite; that boundary is not what these properties test.
+        1 => Just(1.0e30f32),
+        1 => Just(-1.0e30f32),
+    ]
+}
+
+fn values(n: usize) -> impl Strategy<Value = Vec<f32>> {
+    proptest::collection::vec(value(), n)
+}
+
+fn shape() -> impl Strategy<Value = Vec<usize>> {
+    proptest::collection::vec(1usize..40, 1..4)
+}
+
+pub fn activation_props<R: Runtime>(client: &ComputeClient<R>) {
+    let acts = [
+        Activation::Identity,
+        Activation::ReluScale { scale: 0.5 },
+        Activation::Gelu(GeluApprox::Tanh),
+        Activation::Gelu(GeluApprox::Erf),
+    ];
+    let strategy = (shape(), 0usize..4, 0usize..3).prop_flat_map(|(shape, act, bias_kind)| {
+        let n: usize = shape.iter().product();
+        let last = *shape.last().unwrap_or(&1);
+        // 0: full bias, 1: one row, 2: a wrong shape (must be a typed error)
+        let bias_shape = match bias_kind {
+            0 => shape.clone(),
+            1 => vec![last],
+            _ => vec![last + 1],
+        };
+        let nb: usize = bias_shape.iter().product();
+        (
+            Just(shape),
+            Just(bias_shape),
+            Just(act),
+            values(n),
+            values(nb),
+        )
+    });
+    runner(32)
+        .run(&strategy, |(shape, bias_shape, act, x, b)| {
+            let act = acts[act];
+            let dx = DeviceTensor::from_slice(client, &x, &shape).unwrap();
+            let db = DeviceTensor::from_slice(client, &b, &bias_shape).unwrap();
+            let mut dy = poisoned::<R, f32>(client, &shape).unwrap();
+            match cubeport::bias_activation_into(client, dx.as_ref(), db.as_ref(), dy.as_mut(), act)
+            {
+                Ok(()) => {
+                    let got = to_f64(&dy.to_vec(client).unwrap());
+                    let want: Vec<f64> = reference::bias_activation(&to_f64(&x), &to_f64(&b), act)
+                        .into_iter()
+                        .map(|v| v as f32 as f64)
+                        .collect();
+                    let c = compare_each(&got, &want, |_| {
+                        Tolerance::elementwise(cubeport::DType::F32)
+                    });
+                    prop_assert!(c.ok(), "{} {shape:?} bias {bias_shape:?}: {c}", act.name());
+                }
+                Err(Error::Shape { .. }) => {
+                    prop_assert!(bias_shape != shape && bias_shape != [*shape.last().unwrap()])
+                }
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+pub fn reduce_props<R: Runtime>(client: &ComputeClient<R>) {
+    let strategy = (shape(), 0usize..5, 0usize..4).prop_flat_map(|(shape, axis, op)| {
+        let n: usize = shape.iter().product();
+        (Just(shape), Just(axis), Just(op), values(n))
+    });
+    runner(32)
+        .run(&strategy, |(shape, axis, op, x)| {
+            let op = Reduction::ALL[op];
+            let rank = shape.len();
+            let axis = if axis == 4 { None } else { Some(axis) };
+            let out_shape: Vec<usize> = match axis {
+                None => vec![1],
+                Some(a) if a < rank => shape
+                    .iter()
+                    .enumerate()
+                    .filter(|&(i, _)| i != a)
+                    .map(|(_, &d)| d)
+                    .collect(),
+                Some(_) => vec![1],
+            };
+            let dx = DeviceTensor::from_slice(client, &x, &shape).unwrap();
+            let mut dy = poisoned::<R, f32>(client, &out_shape).unwrap();
+            match cubeport::reduce_into(client, dx.as_ref(), dy.as_mut(), axis, op) {
+                Ok(()) => {
+                    let xf = to_f64(&x);
+                    let want: Vec<f64> = reference::reduce(&xf, &shape, axis, op)
+                        .into_iter()
+                        .map(|v| v as f32 as f64)
+                        .collect();
+                    let abs: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
+                    let sum_abs = reference::reduce(&abs, &shape, axis, Reduction::Sum);
+                    let k = axis.map_or(x.len(), |a| shape[a]);
+                    let got = to_f64(&dy.to_vec(client).unwrap());
+                    let c = compare_each(&got, &want, |i| {
+                        Tolerance::reduce(op, cubeport::DType::F32, k, sum_abs[i])
+                    });
+                    prop_assert!(c.ok(), "{} {shape:?} axis {axis:?}: {c}", op.name());
+                }
+                Err(Error::Shape { .. }) => prop_assert!(axis.is_some_and(|a| a >= rank)),
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+pub fn softmax_transpose_props<R: Runtime>(client: &ComputeClient<R>) {
+    let strategy = (1usize..20, 1usize..300, any::<bool>())
+        .prop_flat_map(|(rows, len, log)| (Just(rows), Just(len), Just(log), values(rows * len)));
+    runner(24)
+        .run(&strategy, |(rows, len, log, x)| {
+            let dx = DeviceTensor::from_slice(client, &x, &[rows, len]).unwrap();
+            let mut dy = poisoned::<R, f32>(client, &[rows, len]).unwrap();
+            if log {
+                cubeport::log_softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap();
+            } else {
+                cubeport::softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap();
+            }
+            let got = to_f64(&dy.to_vec(client).unwrap());
+            let want: Vec<f64> = reference::softmax(&to_f64(&x), len, log)
+                .into_iter()
+                .map(|v| v as f32 as f64)
+                .collect();
+            let c = compare_each(&got, &want, |_| {
+                Tolerance::softmax(cubeport::DType::F32, len, log)
+            });
+            prop_assert!(c.ok(), "softmax(log={log}) {rows}x{len}: {c}");
+
+            let mut dt = poisoned::<R, f32>(client, &[len, rows]).unwrap();
+            cubeport::transpose_into(client, dx.as_ref(), dt.as_mut()).unwrap();
+            let got = to_f64(&dt.to_vec(client).unwrap());
+            let want = reference::transpose(&to_f64(&x), 1, rows, len);
+            let c = compare_each(&got, &want, |_| Tolerance::EXACT);
+            prop_assert!(c.ok(), "transpose {rows}x{len}: {c}");
+            Ok(())
+        })
+        .unwrap();
+}
