@@ -12,6 +12,18 @@ pub use group::{ReducePath, RowGroup};
 
 use crate::Error;
 
+/// Splits `len` elements into a body of whole `vector`-wide vectors and a scalar tail. With a
+/// tail, the body is cut at a multiple of 256 bytes so the tail's buffer offset meets every
+/// backend's binding-offset alignment.
+pub(crate) fn split_body_tail(len: usize, vector: usize, dtype: crate::DType) -> (usize, usize) {
+    if vector == 1 || len.is_multiple_of(vector) {
+        return (len, 0);
+    }
+    let granule = (256 / dtype.size()).max(vector);
+    let body = len / granule * granule;
+    (body, len - body)
+}
+
 /// Fails with [`Error::UnsupportedDType`] when the device cannot run `dtype`.
 pub(crate) fn expect_dtype_supported(
     caps: &crate::Caps,

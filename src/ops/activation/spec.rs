@@ -115,16 +115,9 @@ impl ActivationVariant {
         }
     }
 
-    /// Splits `len` elements into a vectorized body and a scalar tail. The body length is a
-    /// multiple of `vector` and, when a tail exists, of 256 bytes so the tail's buffer offset
-    /// meets every backend's binding-offset alignment.
+    /// [`crate::ops::split_body_tail`] at this variant's vector width.
     pub(crate) fn split(&self, len: usize, dtype: DType) -> (usize, usize) {
-        if self.vector == 1 || len.is_multiple_of(self.vector) {
-            return (len, 0);
-        }
-        let granule = (256 / dtype.size()).max(self.vector);
-        let body = len / granule * granule;
-        (body, len - body)
+        crate::ops::split_body_tail(len, self.vector, dtype)
     }
 
     /// Checks a forced variant against the problem.

@@ -153,13 +153,7 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
             };
             let cfg = stage.config(caps, name)?;
             let n = caps.vector_sizes(spec.dtype.size())[0];
-            let (body, tail) = if len % n == 0 {
-                (len, 0)
-            } else {
-                let granule = (256 / spec.dtype.size()).max(n);
-                let body = len / granule * granule;
-                (body, len - body)
-            };
+            let (body, tail) = crate::ops::split_body_tail(len, n, spec.dtype);
             let (n, body, tail) = if body == 0 {
                 (1, len, 0)
             } else {
