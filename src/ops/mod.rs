@@ -12,6 +12,14 @@ pub use group::{ReducePath, RowGroup};
 
 use crate::Error;
 
+/// Widest vector width (≤ 16 bytes, ≤ the device's) dividing `len`.
+pub(crate) fn width_dividing(caps: &crate::Caps, dtype: crate::DType, len: usize) -> usize {
+    caps.vector_sizes(dtype.size())
+        .into_iter()
+        .find(|&n| len.is_multiple_of(n))
+        .unwrap_or(1)
+}
+
 /// Splits `len` elements into a body of whole `vector`-wide vectors and a scalar tail. With a
 /// tail, the body is cut at a multiple of 256 bytes so the tail's buffer offset meets every
 /// backend's binding-offset alignment.

@@ -98,14 +98,14 @@ impl ActivationVariant {
     /// row when the bias is broadcast; a length that the width does not divide gets a scalar
     /// tail launch.
     pub(crate) fn select(caps: &Caps, spec: &ActivationSpec) -> Self {
-        let vector = caps
-            .vector_sizes(spec.dtype.size())
-            .into_iter()
-            .find(|&n| match spec.bias {
-                BiasMode::Full => true,
-                BiasMode::Rows { row_len } => row_len % n == 0,
-            })
-            .unwrap_or(1);
+        let vector = match spec.bias {
+            BiasMode::Full => caps
+                .vector_sizes(spec.dtype.size())
+                .first()
+                .copied()
+                .unwrap_or(1),
+            BiasMode::Rows { row_len } => crate::ops::width_dividing(caps, spec.dtype, row_len),
+        };
         let cube_dim = CUBE_DIM.min(caps.max_units_per_cube.max(1));
         let max_cubes = MAX_CUBES.min(caps.max_cube_count[0].max(1));
         Self {

@@ -11,7 +11,7 @@
 //! ops are advertised; `cube_row` (shared) otherwise. Accumulation is f32.
 
 use crate::ops::group::{CUBE_UNITS, spread_cubes};
-use crate::ops::reduce::width_dividing;
+use crate::ops::width_dividing;
 use crate::ops::{ReducePath, RowGroup, expect_dtype_supported};
 use crate::{Caps, DType, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;

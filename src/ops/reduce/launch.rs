@@ -1,21 +1,13 @@
 //! Reduction launchers (the only `unsafe` of the family).
 
 use super::spec::{ReduceShape, ReduceSpec};
-use crate::ops::RowGroup;
 use crate::ops::group::spread_cubes;
+use crate::ops::{RowGroup, width_dividing};
 use crate::reference::Reduction;
 use crate::{Caps, DType, Element, Error};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeport_kernels::reduce::{self as k, GroupConfig, Max, Mean, Min, ReduceOp, Sum};
-
-/// Widest vector width (≤ 16 bytes, ≤ the device's) dividing `len`.
-pub(crate) fn width_dividing(caps: &Caps, dtype: DType, len: usize) -> usize {
-    caps.vector_sizes(dtype.size())
-        .into_iter()
-        .find(|&n| len.is_multiple_of(n))
-        .unwrap_or(1)
-}
 
 /// Stage-1 cubes of a whole-array reduction: enough to fill the device, one partial each.
 pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
@@ -152,7 +144,11 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
                 group: crate::ops::group::CUBE_UNITS,
             };
             let cfg = stage.config(caps, name)?;
-            let n = caps.vector_sizes(spec.dtype.size())[0];
+            let n = caps
+                .vector_sizes(spec.dtype.size())
+                .first()
+                .copied()
+                .unwrap_or(1);
             let (body, tail) = crate::ops::split_body_tail(len, n, spec.dtype);
             let (n, body, tail) = if body == 0 {
                 (1, len, 0)

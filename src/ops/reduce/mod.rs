@@ -12,9 +12,7 @@
 mod launch;
 mod spec;
 
-pub(crate) use launch::width_dividing;
-
-use crate::ops::{RowGroup, expect_dtype_supported};
+use crate::ops::{RowGroup, expect_dtype_supported, width_dividing};
 use crate::reference::Reduction;
 use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;

@@ -11,7 +11,7 @@
 //! (one read, one write); longer rows are read twice (the second read mostly hits L2).
 
 use crate::ops::group::spread_cubes;
-use crate::ops::reduce::width_dividing;
+use crate::ops::width_dividing;
 use crate::ops::{RowGroup, expect_dtype_supported};
 use crate::{
     DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
