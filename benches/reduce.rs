@@ -33,6 +33,27 @@ fn time<R: Runtime>(client: &ComputeClient<R>, iters: u64, mut op: impl FnMut())
     t.elapsed()
 }
 
+/// Checks a sum over `axis` of the `shape` matrix `x` against the reference before timing;
+/// returns the reference and the per-output sums of magnitudes.
+fn verify_sum<R: Runtime>(
+    client: &ComputeClient<R>,
+    out: &DeviceTensor<f32>,
+    x: &[f64],
+    abs: &[f64],
+    shape: [usize; 2],
+    axis: usize,
+    what: &str,
+) -> (Vec<f64>, Vec<f64>) {
+    let want = reference::reduce(x, &shape, Some(axis), Reduction::Sum);
+    let sum_abs = reference::reduce(abs, &shape, Some(axis), Reduction::Sum);
+    let got = to_f64(&out.to_vec(client).unwrap());
+    let c = compare_each(&got, &want, |i| {
+        Tolerance::reduction(cubeport::DType::F32, shape[axis], sum_abs[i])
+    });
+    assert!(c.ok(), "{what} wrong; not timing it: {c}");
+    (want, sum_abs)
+}
+
 fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: BackendKind) {
     let caps = cubeport::caps_of(&client);
     // 2 GiB sums where one buffer may be that large (CUDA); 1 GiB on NVIDIA's Vulkan (2 GiB
@@ -174,19 +195,10 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     drop(dy);
     let mut rsum = poisoned::<R, f32>(&client, &[rows]).unwrap();
     cubeport::reduce_into(&client, ds.as_ref(), rsum.as_mut(), Some(1), Reduction::Sum).unwrap();
-    let want = reference::reduce(&sf, &[rows, len], Some(1), Reduction::Sum);
     let abs: Vec<f64> = sf.iter().map(|v| v.abs()).collect();
-    let sabs = reference::reduce(&abs, &[rows, len], Some(1), Reduction::Sum);
-    let got = to_f64(&rsum.to_vec(&client).unwrap());
-    assert!(
-        compare_each(&got, &want, |i| Tolerance::reduction(
-            cubeport::DType::F32,
-            len,
-            sabs[i]
-        ))
-        .ok(),
-        "row sum wrong"
-    );
+    #[cfg_attr(not(feature = "peer-cubek"), allow(unused_variables))]
+    // the cubek peer checks against them
+    let (want, sabs) = verify_sum(&client, &rsum, &sf, &abs, [rows, len], 1, "row sum");
     g.throughput(Throughput::BytesDecimal((rows * len * 4) as u64));
     let variant =
         cubeport::ops::reduce::reduce_variant(&client, &[rows, len], cubeport::DType::F32, Some(1));
@@ -215,18 +227,7 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     // Column sums (the strided axis: 16384 rows reduced for each of 4096 columns).
     let mut csum = poisoned::<R, f32>(&client, &[len]).unwrap();
     cubeport::reduce_into(&client, ds.as_ref(), csum.as_mut(), Some(0), Reduction::Sum).unwrap();
-    let want_c = reference::reduce(&sf, &[rows, len], Some(0), Reduction::Sum);
-    let cabs = reference::reduce(&abs, &[rows, len], Some(0), Reduction::Sum);
-    let got = to_f64(&csum.to_vec(&client).unwrap());
-    assert!(
-        compare_each(&got, &want_c, |i| Tolerance::reduction(
-            cubeport::DType::F32,
-            rows,
-            cabs[i]
-        ))
-        .ok(),
-        "column sum wrong"
-    );
+    verify_sum(&client, &csum, &sf, &abs, [rows, len], 0, "column sum");
     g.throughput(Throughput::BytesDecimal((rows * len * 4) as u64));
     g.bench_function(
         BenchmarkId::new(
