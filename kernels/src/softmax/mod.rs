@@ -7,7 +7,7 @@
 //! Pass 1 keeps an online (max, Σexp) pair per unit; the group combines the maxima, rescales
 //! the sums and adds them; pass 2 writes `exp(x − max) / Σ` (or `x − max − ln Σ`).
 
-use crate::reduce::{GroupConfig, Max, Sum, group_reduce};
+use crate::reduce::{GroupConfig, Max, ReduceOp, Sum, group_reduce};
 use cubecl::prelude::*;
 
 /// Comptime configuration of [`softmax_rows_kernel()`].
@@ -95,34 +95,119 @@ pub fn softmax_rows_kernel<F: Float, N: Size>(
     let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     let valid = row < rows;
     let base = row * row_vecs;
+    if comptime!(cfg.cached > 0) {
+        softmax_row_cached::<F, N>(input, output, valid, base, row_vecs, inf, cfg);
+    } else {
+        softmax_row_streamed::<F, N>(input, output, valid, base, row_vecs, inf, cfg);
+    }
+}
+
+/// A row held in registers: pass 1 takes the maximum (no exponentials), pass 2 computes each
+/// `exp(x − max)` once, keeps it in registers and sums it, the write scales it. One read, one
+/// write, one exponential per element, no data-dependent branches.
+#[cube]
+#[allow(clippy::too_many_arguments, unused_assignments)] // `r` is set in one comptime branch
+fn softmax_row_cached<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    valid: bool,
+    base: usize,
+    row_vecs: usize,
+    inf: f32,
+    #[comptime] cfg: SoftmaxConfig,
+) {
+    let step = CUBE_DIM_X as usize;
+    let first = UNIT_POS_X as usize;
+    let neg_inf = -inf;
+    let mut cache = Array::<Vector<F, N>>::new(cfg.cached);
+    let mut m = neg_inf;
+    if valid {
+        #[unroll]
+        for c in 0..cfg.cached {
+            let i = first + c * step;
+            if i < row_vecs {
+                let v = input[base + i];
+                cache[c] = v;
+                #[unroll]
+                for k in 0..N::value() {
+                    m = Max::combine(m, f32::cast_from(v[k]));
+                }
+            }
+        }
+    }
+    let row_max = group_reduce::<Max>(m, inf, cfg.group);
+    // exp(x − max) per element, kept (in f32) for the write; −inf elements give 0.
+    let mut e = Array::<Vector<f32, N>>::new(cfg.cached);
+    let mut s = 0.0f32;
+    if valid {
+        #[unroll]
+        for c in 0..cfg.cached {
+            let i = first + c * step;
+            if i < row_vecs {
+                let v = cache[c];
+                let mut ev = Vector::<f32, N>::empty();
+                #[unroll]
+                for k in 0..N::value() {
+                    let x = f32::exp(f32::cast_from(v[k]) - row_max);
+                    ev[k] = x;
+                    s += x;
+                }
+                e[c] = ev;
+            }
+        }
+    }
+    let row_sum = group_reduce::<Sum>(s, inf, cfg.group);
+    if valid {
+        let inv = 1.0 / row_sum;
+        let log_sum = f32::ln(row_sum);
+        // A NaN row, or a row of all −inf (max −inf: no finite reference point), is NaN.
+        let dead = row_max.is_nan() || row_max == neg_inf;
+        let nan = select(row_max.is_nan(), row_max, f32::reinterpret(0x7fc0_0000u32));
+        #[unroll]
+        for c in 0..cfg.cached {
+            let i = first + c * step;
+            if i < row_vecs {
+                let mut y = Vector::<F, N>::empty();
+                #[unroll]
+                for k in 0..N::value() {
+                    let mut r = 0.0f32;
+                    if comptime!(cfg.log) {
+                        r = f32::cast_from(cache[c][k]) - row_max - log_sum;
+                    } else {
+                        r = e[c][k] * inv;
+                    }
+                    y[k] = F::cast_from(select(dead, nan, r));
+                }
+                output[base + i] = y;
+            }
+        }
+    }
+}
+
+/// A row too long for registers: an online (max, Σexp) pass, then a second read that writes.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn softmax_row_streamed<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    valid: bool,
+    base: usize,
+    row_vecs: usize,
+    inf: f32,
+    #[comptime] cfg: SoftmaxConfig,
+) {
     let step = CUBE_DIM_X as usize;
     let first = UNIT_POS_X as usize;
     let neg_inf = -inf;
     let mut m = neg_inf;
     let mut s = 0.0f32;
-    let mut cache =
-        Array::<Vector<F, N>>::new(comptime!(if cfg.cached > 0 { cfg.cached } else { 1 }));
     if valid {
-        if comptime!(cfg.cached > 0) {
-            #[unroll]
-            for c in 0..cfg.cached {
-                let i = first + c * step;
-                if i < row_vecs {
-                    let v = input[base + i];
-                    cache[c] = v;
-                    let next = online_update::<F, N>(Online { m, s }, v, neg_inf);
-                    m = next.m;
-                    s = next.s;
-                }
-            }
-        } else {
-            let mut i = first;
-            while i < row_vecs {
-                let next = online_update::<F, N>(Online { m, s }, input[base + i], neg_inf);
-                m = next.m;
-                s = next.s;
-                i += step;
-            }
+        let mut i = first;
+        while i < row_vecs {
+            let next = online_update::<F, N>(Online { m, s }, input[base + i], neg_inf);
+            m = next.m;
+            s = next.s;
+            i += step;
         }
     }
     let row_max = group_reduce::<Max>(m, inf, cfg.group);
@@ -131,22 +216,11 @@ pub fn softmax_rows_kernel<F: Float, N: Size>(
     if valid {
         let inv = 1.0 / row_sum;
         let log_sum = f32::ln(row_sum);
-        if comptime!(cfg.cached > 0) {
-            #[unroll]
-            for c in 0..cfg.cached {
-                let i = first + c * step;
-                if i < row_vecs {
-                    output[base + i] =
-                        softmax_vector::<F, N>(cache[c], row_max, inv, log_sum, cfg.log);
-                }
-            }
-        } else {
-            let mut i = first;
-            while i < row_vecs {
-                output[base + i] =
-                    softmax_vector::<F, N>(input[base + i], row_max, inv, log_sum, cfg.log);
-                i += step;
-            }
+        let mut i = first;
+        while i < row_vecs {
+            output[base + i] =
+                softmax_vector::<F, N>(input[base + i], row_max, inv, log_sum, cfg.log);
+            i += step;
         }
     }
 }
