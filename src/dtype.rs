@@ -10,30 +10,40 @@ pub enum DType {
     F16,
     /// bfloat16 (`half::bf16`); CUDA only (WGSL has no bf16).
     BF16,
+    /// 32-bit unsigned integer (histogram counts and bin indices).
+    U32,
+    /// 32-bit signed integer (bin indices; negative values fall outside every bin).
+    I32,
 }
 
 impl DType {
     /// Bytes per element.
     pub fn size(self) -> usize {
         match self {
-            DType::F32 => 4,
+            DType::F32 | DType::U32 | DType::I32 => 4,
             DType::F16 | DType::BF16 => 2,
         }
     }
 
-    /// Machine epsilon (distance from 1.0 to the next value).
+    /// Machine epsilon (distance from 1.0 to the next value); 0 for integers (exact).
     pub fn epsilon(self) -> f64 {
         match self {
             DType::F32 => f32::EPSILON as f64,
             DType::F16 => 9.765_625e-4,
             DType::BF16 => 7.812_5e-3,
+            DType::U32 | DType::I32 => 0.0,
         }
+    }
+
+    /// Whether this is a floating-point type (the float ops accept only these).
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F16 | DType::BF16)
     }
 
     /// Whether the device described by `caps` can store and compute with this dtype.
     pub fn is_supported_by(self, caps: &crate::Caps) -> bool {
         match self {
-            DType::F32 => true,
+            DType::F32 | DType::U32 | DType::I32 => true,
             DType::F16 => caps.f16,
             DType::BF16 => caps.bf16,
         }
@@ -45,6 +55,8 @@ impl DType {
             DType::F32 => "f32",
             DType::F16 => "f16",
             DType::BF16 => "bf16",
+            DType::U32 => "u32",
+            DType::I32 => "i32",
         }
     }
 }
@@ -60,22 +72,38 @@ mod sealed {
     impl Sealed for f32 {}
     impl Sealed for half::f16 {}
     impl Sealed for half::bf16 {}
+    impl Sealed for u32 {}
+    impl Sealed for i32 {}
 }
 
-/// A host scalar type cubeport's kernels accept: `f32`, `half::f16`, `half::bf16`.
-pub trait Element:
-    cubecl::prelude::Float + bytemuck::Pod + Copy + Send + Sync + fmt::Debug + sealed::Sealed + 'static
+/// A host scalar type a [`crate::DeviceTensor`] can hold: the [`Element`] floats, `u32`, `i32`.
+pub trait Scalar:
+    cubecl::prelude::CubePrimitive
+    + bytemuck::Pod
+    + Copy
+    + Send
+    + Sync
+    + fmt::Debug
+    + sealed::Sealed
+    + 'static
 {
     /// The runtime tag of this type.
     const DTYPE: DType;
+}
+
+/// A floating-point [`Scalar`] the float kernels accept: `f32`, `half::f16`, `half::bf16`.
+pub trait Element: Scalar + cubecl::prelude::Float {
     /// Exact widening to f64.
     fn to_f64(self) -> f64;
     /// Rounding narrowing from f64.
     fn from_f64(v: f64) -> Self;
 }
 
-impl Element for f32 {
+impl Scalar for f32 {
     const DTYPE: DType = DType::F32;
+}
+
+impl Element for f32 {
     fn to_f64(self) -> f64 {
         self as f64
     }
@@ -84,8 +112,11 @@ impl Element for f32 {
     }
 }
 
-impl Element for half::f16 {
+impl Scalar for half::f16 {
     const DTYPE: DType = DType::F16;
+}
+
+impl Element for half::f16 {
     fn to_f64(self) -> f64 {
         self.to_f64()
     }
@@ -94,12 +125,23 @@ impl Element for half::f16 {
     }
 }
 
-impl Element for half::bf16 {
+impl Scalar for half::bf16 {
     const DTYPE: DType = DType::BF16;
+}
+
+impl Element for half::bf16 {
     fn to_f64(self) -> f64 {
         self.to_f64()
     }
     fn from_f64(v: f64) -> Self {
         half::bf16::from_f64(v)
     }
+}
+
+impl Scalar for u32 {
+    const DTYPE: DType = DType::U32;
+}
+
+impl Scalar for i32 {
+    const DTYPE: DType = DType::I32;
 }

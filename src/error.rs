@@ -197,6 +197,27 @@ pub enum ShapeError {
         /// Rank of the tensor.
         rank: usize,
     },
+    /// A dtype of the wrong kind for the argument (an integer where a float is needed, …).
+    #[error("`{name}` has dtype {got}, expected {expected}")]
+    DTypeKind {
+        /// Argument name.
+        name: &'static str,
+        /// What the op accepts (`"u32 or i32"`, `"a float"`, …).
+        expected: &'static str,
+        /// Dtype given.
+        got: DType,
+    },
+    /// A histogram with no bins.
+    #[error("a histogram needs at least one bin")]
+    NoBins,
+    /// A histogram range that is not finite or not increasing.
+    #[error("histogram range [{lo}, {hi}] must be finite with lo < hi")]
+    BadRange {
+        /// Lower bound, rendered (may be NaN).
+        lo: String,
+        /// Upper bound, rendered.
+        hi: String,
+    },
     /// A tensor of the wrong rank.
     #[error("`{name}` must have rank {expected}, got shape {shape:?}")]
     Rank {

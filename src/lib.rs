@@ -41,12 +41,14 @@ mod guard;
 mod layout;
 mod tensor;
 
+#[cfg(feature = "testing")]
+pub mod cases;
 pub mod ops;
 pub mod reference;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub use dtype::{DType, Element};
+pub use dtype::{DType, Element, Scalar};
 pub use error::{Error, ShapeError};
 pub use guard::checked_launch;
 pub use layout::Layout;
@@ -56,6 +58,9 @@ pub use ops::activation::{
     bias_relu_scale_into, copy_into,
 };
 pub use ops::gemv::{GemvVariant, Transpose, gemv_into, gemv_with};
+pub use ops::histogram::{
+    Binning, HistogramVariant, bincount, histc, histogram_into, histogram_with,
+};
 pub use ops::reduce::{reduce, reduce_into, reduce_with};
 pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};
 pub use ops::transpose::{TransposeVariant, transpose_into, transpose_with};

@@ -1,4 +1,4 @@
-use crate::{DType, Element, Error, Layout, ShapeError};
+use crate::{DType, Error, Layout, Scalar, ShapeError};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::marker::PhantomData;
@@ -68,13 +68,13 @@ view_impl!(TensorMut);
 
 /// A small owned, dense, row-major device tensor of `E`, for standalone use.
 #[derive(Debug, Clone)]
-pub struct DeviceTensor<E: Element> {
+pub struct DeviceTensor<E: Scalar> {
     handle: Handle,
     shape: Vec<usize>,
     _elem: PhantomData<E>,
 }
 
-impl<E: Element> DeviceTensor<E> {
+impl<E: Scalar> DeviceTensor<E> {
     /// Uploads `data` (row-major) as a tensor of `shape`.
     ///
     /// # Errors

@@ -188,6 +188,38 @@ macro_rules! backend_suite {
                 crate::suite::transpose::transpose_rejects_bad_input(&c);
             }
 
+            #[rstest]
+            fn histc_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values(1, 31, 33, 1000, 4099, 100_003)] len: usize,
+                #[values(1, 7, 256, 5000)] bins: usize,
+            ) {
+                let Some(c) = client("histc_matches_reference") else { return };
+                crate::suite::histogram::histc_matches(&c, dtype, len, bins);
+            }
+
+            #[rstest]
+            fn bincount_matches_reference(
+                #[values(false, true)] signed: bool,
+                #[values(1, 33, 4099, 100_003)] len: usize,
+                #[values(1, 256, 5000)] bins: usize,
+            ) {
+                let Some(c) = client("bincount_matches_reference") else { return };
+                crate::suite::histogram::bincount_matches(&c, signed, len, bins);
+            }
+
+            #[test]
+            fn histogram_skewed() {
+                let Some(c) = client("histogram_skewed") else { return };
+                crate::suite::histogram::histogram_skewed(&c);
+            }
+
+            #[test]
+            fn histogram_rejects_bad_input() {
+                let Some(c) = client("histogram_rejects_bad_input") else { return };
+                crate::suite::histogram::histogram_rejects_bad_input(&c);
+            }
+
             #[test]
             fn activation_properties() {
                 let Some(c) = client("activation_properties") else { return };

@@ -8,6 +8,7 @@
 
 pub mod activation;
 pub mod gemv;
+pub mod histogram;
 pub mod reduce;
 pub mod softmax;
 pub mod transpose;

@@ -109,6 +109,8 @@ enum Kind {
     Gemv { transpose: Transpose, cols: usize },
     /// Transpose of `[elems / cols, cols]`.
     Transpose { cols: usize },
+    /// Histogram (`bins` bins over [−3, 3]; the inputs are uniform in [−4, 4)).
+    Histogram { bins: usize },
 }
 
 /// One kernel case of the table.
@@ -137,12 +139,13 @@ impl Case {
                 ..
             } => "gemv_t".into(),
             Kind::Transpose { .. } => "transpose".into(),
+            Kind::Histogram { bins } => format!("histc{bins}"),
         }
     }
 
     fn shape(&self, elems: usize) -> Vec<usize> {
         match self.kind {
-            Kind::Act { row: None, .. } => vec![elems],
+            Kind::Act { row: None, .. } | Kind::Histogram { .. } => vec![elems],
             Kind::Act { row: Some(r), .. } => vec![elems.div_ceil(r), r],
             Kind::Reduce { axis: None, .. } => vec![elems],
             Kind::Reduce { inner, .. } => vec![elems.div_ceil(inner), inner],
@@ -213,6 +216,10 @@ fn cases(kinds: &[BackendKind]) -> Vec<Case> {
             },
         ];
         kinds.push(Kind::Transpose { cols: 1000 });
+        kinds.extend([
+            Kind::Histogram { bins: 256 },
+            Kind::Histogram { bins: 10_000 },
+        ]);
         if dtype == DType::F32 {
             kinds.extend([
                 Kind::Gemv {
@@ -505,6 +512,9 @@ fn measure<R: Runtime, E: Element>(
                 cubeport::gemv_into(client, ar.clone(), vr.clone(), out, transpose)
             });
         }
+        Kind::Histogram { bins } => {
+            return measure_histogram(client, &x, &dx, bins, no_time);
+        }
         Kind::Transpose { .. } => {
             out_shape = vec![shape[1], shape[0]];
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
@@ -532,6 +542,46 @@ fn measure<R: Runtime, E: Element>(
         tol,
         time,
         gbps,
+        copy_gbps: None,
+    })
+}
+
+/// A histogram over [−3, 3] of `x` into poisoned u32 counts; counts must match exactly.
+fn measure_histogram<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    x: &[E],
+    dx: &DeviceTensor<E>,
+    bins: usize,
+    no_time: bool,
+) -> Result<Measured, Error> {
+    let (lo, hi) = (-3.0, 3.0);
+    let xs: Vec<f32> = x.iter().map(|v| Element::to_f64(*v) as f32).collect();
+    let want: Vec<f64> = reference::histogram_range(&xs, bins, lo, hi)
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    let mut counts = DeviceTensor::<u32>::from_slice(client, &vec![0xDEAD_BEEF; bins], &[bins])?;
+    let binning = cubeport::Binning::Range { lo, hi };
+    let op = |c: &mut DeviceTensor<u32>| {
+        cubeport::histogram_into(client, dx.as_ref(), c.as_mut(), binning)
+    };
+    op(&mut counts)?;
+    let got: Vec<f64> = counts.to_vec(client)?.into_iter().map(f64::from).collect();
+    let tol = vec![Tolerance::EXACT; bins];
+    let cmp = compare_each(&got, &want, |i| tol[i]);
+    let time = if no_time || !cmp.ok() {
+        None
+    } else {
+        time_op(client, || op(&mut counts))?
+    };
+    let bytes = x.len() * std::mem::size_of::<E>();
+    Ok(Measured {
+        variant: cubeport::HistogramVariant::select(&caps_of(client), bins).to_string(),
+        cmp,
+        output: got,
+        tol,
+        time,
+        gbps: time.map(|t| bytes as f64 / t.as_secs_f64() / 1e9),
         copy_gbps: None,
     })
 }

@@ -4,6 +4,7 @@
 pub mod activation;
 pub mod gemv;
 mod group;
+pub mod histogram;
 pub mod reduce;
 pub mod softmax;
 pub mod transpose;
@@ -32,20 +33,40 @@ pub(crate) fn split_body_tail(len: usize, vector: usize, dtype: crate::DType) ->
     (body, len - body)
 }
 
-/// Fails with [`Error::UnsupportedDType`] when the device cannot run `dtype`.
+/// Fails with [`Error::UnsupportedDType`] unless `dtype` is a float the device can run (what
+/// every float op needs).
 pub(crate) fn expect_dtype_supported(
     caps: &crate::Caps,
     op: &'static str,
     dtype: crate::DType,
 ) -> Result<(), Error> {
-    if dtype.is_supported_by(caps) {
+    if dtype.is_float() && dtype.is_supported_by(caps) {
         Ok(())
     } else {
-        Err(Error::UnsupportedDType {
-            op,
-            dtype,
-            backend: caps.backend,
-            runtime: caps.runtime_name,
-        })
+        Err(unsupported_dtype(caps, op, dtype))
+    }
+}
+
+/// [`Error::UnsupportedDType`] for an integer `dtype` reaching a float launcher (validation
+/// rejects it first; this arm keeps the dispatch total without a panic).
+pub(crate) fn not_float<R: cubecl::Runtime>(
+    client: &cubecl::prelude::ComputeClient<R>,
+    op: &'static str,
+    dtype: crate::DType,
+) -> Error {
+    unsupported_dtype(&crate::caps_of(client), op, dtype)
+}
+
+/// [`Error::UnsupportedDType`] for `dtype` in `op` on this device.
+pub(crate) fn unsupported_dtype(
+    caps: &crate::Caps,
+    op: &'static str,
+    dtype: crate::DType,
+) -> Error {
+    Error::UnsupportedDType {
+        op,
+        dtype,
+        backend: caps.backend,
+        runtime: caps.runtime_name,
     }
 }

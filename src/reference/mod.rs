@@ -2,10 +2,12 @@
 //! the documented [tolerances](crate::reference::Tolerance). They never panic.
 
 mod activation;
+mod histogram;
 mod reduce;
 mod tolerance;
 
 pub use activation::{bias_activation, gelu_erf, gelu_tanh};
+pub use histogram::{bin_of_range, histogram_index, histogram_range};
 pub use reduce::{Reduction, gemv, reduce, softmax};
 
 /// `output[b, c, r] = input[b, r, c]` for `batch` row-major `rows × cols` matrices (empty on

@@ -2,6 +2,7 @@
 
 pub mod activation;
 pub mod hardening;
+pub mod histogram;
 pub mod props;
 pub mod reduce;
 pub mod transpose;

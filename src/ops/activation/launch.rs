@@ -1,6 +1,7 @@
 //! Launchers: the only `unsafe` of the family. They accept only a validated spec and a variant.
 
 use super::spec::{ActivationSpec, ActivationVariant, BiasMode};
+use crate::ops::not_float;
 use crate::{DType, Element, Error};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -68,6 +69,7 @@ pub(crate) fn bias_activation<R: Runtime>(
         DType::F32 => typed::<R, f32>(client, input, bias, output, spec, variant, act),
         DType::F16 => typed::<R, half::f16>(client, input, bias, output, spec, variant, act),
         DType::BF16 => typed::<R, half::bf16>(client, input, bias, output, spec, variant, act),
+        other => return Err(not_float(client, "activation", other)),
     }
     Ok(())
 }
@@ -134,7 +136,7 @@ pub(crate) fn copy<R: Runtime>(
     output: &Handle,
     spec: &ActivationSpec,
     variant: &ActivationVariant,
-) {
+) -> Result<(), Error> {
     fn typed<R: Runtime, E: Element>(
         client: &ComputeClient<R>,
         input: &Handle,
@@ -161,5 +163,7 @@ pub(crate) fn copy<R: Runtime>(
         DType::F32 => typed::<R, f32>(client, input, output, spec, variant),
         DType::F16 => typed::<R, half::f16>(client, input, output, spec, variant),
         DType::BF16 => typed::<R, half::bf16>(client, input, output, spec, variant),
+        other => return Err(not_float(client, "copy", other)),
     }
+    Ok(())
 }

@@ -241,8 +241,7 @@ pub fn copy_into<R: Runtime>(
     expect_dtype_supported(&caps, OP, spec.dtype)?;
     let variant = ActivationVariant::select(&caps, &spec);
     crate::checked_launch(client, OP, || {
-        launch::copy(client, input.handle, output.handle, &spec, &variant);
-        Ok(())
+        launch::copy(client, input.handle, output.handle, &spec, &variant)
     })
 }
 

@@ -227,6 +227,7 @@ fn gemv_impl<R: Runtime>(
         DType::F32 => launch::<R, f32>(client, &caps, &a, &x, &y, &spec, group),
         DType::F16 => launch::<R, half::f16>(client, &caps, &a, &x, &y, &spec, group),
         DType::BF16 => launch::<R, half::bf16>(client, &caps, &a, &x, &y, &spec, group),
+        other => Err(crate::ops::unsupported_dtype(&caps, OP, other)),
     })
 }
 

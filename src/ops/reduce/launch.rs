@@ -32,6 +32,7 @@ pub(crate) fn reduce<R: Runtime>(
         DType::F32 => by_op::<R, f32>(client, caps, input, output, spec, group, op, name),
         DType::F16 => by_op::<R, half::f16>(client, caps, input, output, spec, group, op, name),
         DType::BF16 => by_op::<R, half::bf16>(client, caps, input, output, spec, group, op, name),
+        other => Err(crate::ops::unsupported_dtype(caps, name, other)),
     }
 }
 

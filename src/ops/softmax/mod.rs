@@ -188,6 +188,7 @@ fn softmax_impl<R: Runtime>(
             DType::F32 => go!(f32),
             DType::F16 => go!(half::f16),
             DType::BF16 => go!(half::bf16),
+            other => return Err(crate::ops::unsupported_dtype(&caps, op, other)),
         }
         Ok(())
     })

@@ -7,7 +7,6 @@
 //!
 //! The automatic choice is `tiled32_pad1`. Values are moved, never computed: results are exact.
 
-use crate::ops::expect_dtype_supported;
 use crate::ops::group::spread_cubes;
 use crate::{DType, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
@@ -126,7 +125,9 @@ pub fn transpose_with<R: Runtime>(
     const OP: &str = "transpose";
     let spec = TransposeSpec::new(&input.layout, &output.layout).map_err(Error::shape(OP))?;
     let caps = caps_of(client);
-    expect_dtype_supported(&caps, OP, spec.dtype)?;
+    if !spec.dtype.is_supported_by(&caps) {
+        return Err(crate::ops::unsupported_dtype(&caps, OP, spec.dtype));
+    }
     if let TransposeVariant::Tiled { tile, pad } = variant {
         let fits = tile >= 1
             && tile <= caps.max_cube_dim[0]
@@ -188,6 +189,8 @@ pub fn transpose_with<R: Runtime>(
             DType::F32 => go!(f32),
             DType::F16 => go!(half::f16),
             DType::BF16 => go!(half::bf16),
+            DType::U32 => go!(u32),
+            DType::I32 => go!(i32),
         }
         Ok(())
     })

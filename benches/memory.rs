@@ -1,0 +1,78 @@
+//! Criterion benchmarks of the data-movement families — transpose and histograms — next to the
+//! device copy of the same bytes, measured in the same process. The cases come from
+//! [`cubeport::cases`] (shared with `cubeport bench`); each was checked against the CPU
+//! reference when it was built.
+//!
+//! ```text
+//! cargo bench --bench memory
+//! CUBEPORT_BACKEND=cuda cargo bench --bench memory -- 'histogram/'
+//! CUBEPORT_BENCH_QUICK=1 cargo bench --bench memory     # small sizes (lavapipe)
+//! ```
+//! Ids: `<family>/<variant>/<backend>/<dtype>` with the size as the parameter. Throughput:
+//! transpose and copy count bytes read + written; histograms count the input read once.
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use cubeport::cases::{Case, Scale};
+use cubeport::cubecl::prelude::*;
+use cubeport::{BackendKind, DType};
+use std::time::{Duration, Instant};
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) {
+    if let Err(e) = cubecl::future::block_on(client.sync()) {
+        panic!("device sync failed: {e:?}");
+    }
+}
+
+fn bench_cases<R: Runtime>(
+    c: &mut Criterion,
+    client: &ComputeClient<R>,
+    kind: BackendKind,
+    cases: Vec<Case<'_>>,
+) {
+    let mut g = c.benchmark_group("memory");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1200));
+    for mut case in cases {
+        g.throughput(Throughput::BytesDecimal(case.bytes));
+        let id = BenchmarkId::new(case.id(kind, DType::F32), case.size.clone());
+        g.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                sync(client);
+                let t = Instant::now();
+                for _ in 0..iters {
+                    case.run().unwrap();
+                }
+                sync(client);
+                t.elapsed()
+            })
+        });
+    }
+    g.finish();
+}
+
+struct Visit<'a>(&'a mut Criterion);
+
+impl cubeport::testing::BackendVisitor for Visit<'_> {
+    fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
+        let scale = if std::env::var_os("CUBEPORT_BENCH_QUICK").is_some() {
+            Scale::Quick
+        } else {
+            Scale::Full
+        };
+        // Built one family at a time so only one family's buffers are alive.
+        let cases = cubeport::cases::transpose_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("transpose cases on {kind}: {e}"));
+        bench_cases(self.0, &client, kind, cases);
+        let cases = cubeport::cases::histogram_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
+        bench_cases(self.0, &client, kind, cases);
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    cubeport::testing::visit_backends("bench memory", None, &mut Visit(c));
+}
+
+criterion_group!(memory, benches);
+criterion_main!(memory);

@@ -1,0 +1,200 @@
+//! Benchmark cases shared by the criterion benches and `cubeport bench` (feature `testing`).
+//!
+//! A [`Case`] owns its device buffers, has already checked its result against the CPU
+//! reference when it is built (a case that computes the wrong thing is never returned), and
+//! launches the op once per [`Case::run`]. Byte and FLOP counts let callers report GB/s,
+//! FLOP/s and ratios to an anchor measured in the same process.
+
+use crate::ops::histogram::{Binning, HistogramVariant};
+use crate::reference;
+use crate::testing::{poisoned, seeded, seeded_uniform};
+use crate::{BackendKind, DType, DeviceTensor, Error, TransposeVariant};
+use cubecl::prelude::*;
+
+/// A verified, ready-to-time launch.
+pub struct Case<'c> {
+    /// Family (`copy`, `transpose`, `histogram`, …).
+    pub family: &'static str,
+    /// Variant id within the family (`tiled32_pad1`, `auto_shared_runs`, …).
+    pub variant: String,
+    /// Problem size, human-readable (`8192x8192`, `512M`).
+    pub size: String,
+    /// Bytes a perfect kernel moves (read once + write once).
+    pub bytes: u64,
+    /// Floating-point operations (0 for data movement).
+    pub flops: u64,
+    run: Box<dyn FnMut() -> Result<(), Error> + 'c>,
+}
+
+impl<'c> Case<'c> {
+    /// Launches the op once (asynchronously; time around a device sync).
+    ///
+    /// # Errors
+    /// The op's error.
+    pub fn run(&mut self) -> Result<(), Error> {
+        (self.run)()
+    }
+
+    /// `family/variant/backend/dtype`, the criterion id of this case.
+    pub fn id(&self, kind: BackendKind, dtype: DType) -> String {
+        format!("{}/{}/{kind}/{dtype}", self.family, self.variant)
+    }
+}
+
+/// Problem sizes: the issue targets' sizes, or small ones for `--quick` and lavapipe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Seconds of setup at most (CI, lavapipe).
+    Quick,
+    /// The sizes the benchmarks report (the targets of the issues), shrunk to what one buffer
+    /// of the device may hold.
+    Full,
+}
+
+fn verify(ok: bool, what: &str) -> Result<(), Error> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Read {
+            message: format!("{what}: result differs from the reference; not timing it"),
+        })
+    }
+}
+
+/// The device copy of `n` f32 (the bandwidth anchor of the memory-bound families).
+///
+/// # Errors
+/// Allocation or launch errors; a wrong copy.
+pub fn copy_case<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    n: usize,
+) -> Result<Case<'c>, Error> {
+    let x: Vec<f32> = seeded(77, n, -1.0, 1.0);
+    let dx = DeviceTensor::from_slice(client, &x, &[n])?;
+    let mut dy = poisoned::<R, f32>(client, &[n])?;
+    crate::copy_into(client, dx.as_ref(), dy.as_mut())?;
+    verify(dy.to_vec(client)? == x, "copy")?;
+    Ok(Case {
+        family: "copy",
+        variant: "vec".into(),
+        size: size_name(n),
+        bytes: 2 * n as u64 * 4,
+        flops: 0,
+        run: Box::new(move || crate::copy_into(client, dx.as_ref(), dy.as_mut())),
+    })
+}
+
+/// Transposes of a square f32 matrix, one case per variant (bytes: read + write).
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn transpose_cases<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    let caps = crate::caps_of(client);
+    let side = match scale {
+        Scale::Quick => 1024,
+        Scale::Full if caps.max_alloc_bytes >= 1 << 28 => 8192,
+        Scale::Full => 4096,
+    };
+    let n = side * side;
+    let x: Vec<f32> = seeded(78, n, -1.0, 1.0);
+    let want = {
+        let mut t = vec![0f32; n];
+        for r in 0..side {
+            for c in 0..side {
+                t[c * side + r] = x[r * side + c];
+            }
+        }
+        t
+    };
+    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[side, side])?);
+    let mut cases = vec![copy_case(client, n)?];
+    for v in [
+        crate::ops::transpose::DEFAULT_TRANSPOSE,
+        TransposeVariant::Tiled { tile: 32, pad: 0 },
+        TransposeVariant::Tiled { tile: 16, pad: 1 },
+        TransposeVariant::Naive,
+    ] {
+        let mut dy = poisoned::<R, f32>(client, &[side, side])?;
+        crate::transpose_with(client, dx.as_ref().as_ref(), dy.as_mut(), v)?;
+        verify(dy.to_vec(client)? == want, &format!("transpose {v}"))?;
+        let dx = dx.clone();
+        cases.push(Case {
+            family: "transpose",
+            variant: v.to_string(),
+            size: format!("{side}x{side}"),
+            bytes: 2 * n as u64 * 4,
+            flops: 0,
+            run: Box::new(move || {
+                crate::transpose_with(client, dx.as_ref().as_ref(), dy.as_mut(), v)
+            }),
+        });
+    }
+    Ok(cases)
+}
+
+/// 256-bin histograms of f32 (uniform in `[0, 1)`, and all in one bin), one case per variant,
+/// with the copy of the same number of elements as the anchor (bytes: the input read once).
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn histogram_cases<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    let caps = crate::caps_of(client);
+    let n = match scale {
+        Scale::Quick => 1 << 20,
+        Scale::Full => (512usize << 20).min(caps.max_alloc_bytes as usize / 4 / 2),
+    };
+    let bins = 256;
+    let mut cases = vec![copy_case(client, n)?];
+    for (data, values) in [
+        ("uniform", seeded_uniform(79, n, 0.0, 1.0)),
+        ("one_bin", vec![0.5f32; n]),
+    ] {
+        let want = reference::histogram_range(&values, bins, 0.0, 1.0);
+        let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &values, &[n])?);
+        drop(values);
+        let auto = HistogramVariant::select(&caps, bins);
+        let mut variants = vec![(format!("auto_{auto}"), None)];
+        variants.extend(HistogramVariant::ALL.map(|v| (v.to_string(), Some(v))));
+        for (name, v) in variants {
+            let mut counts =
+                DeviceTensor::<u32>::from_slice(client, &vec![u32::MAX; bins], &[bins])?;
+            let binning = Binning::Range { lo: 0.0, hi: 1.0 };
+            let dx = dx.clone();
+            let go = move |counts: &mut DeviceTensor<u32>| {
+                let x = dx.as_ref().as_ref();
+                match v {
+                    None => crate::histogram_into(client, x, counts.as_mut(), binning),
+                    Some(v) => crate::histogram_with(client, x, counts.as_mut(), binning, v),
+                }
+            };
+            go(&mut counts)?;
+            verify(
+                counts.to_vec(client)? == want,
+                &format!("histogram {name} {data}"),
+            )?;
+            cases.push(Case {
+                family: "histogram",
+                variant: format!("{name}_{data}"),
+                size: size_name(n),
+                bytes: n as u64 * 4,
+                flops: 0,
+                run: Box::new(move || go(&mut counts)),
+            });
+        }
+    }
+    Ok(cases)
+}
+
+fn size_name(n: usize) -> String {
+    if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
+        format!("{}M", n >> 20)
+    } else {
+        n.to_string()
+    }
+}
