@@ -81,8 +81,20 @@ impl Error {
     }
 }
 
+/// The head of a long runtime error plus every line that names an error (compilers print
+/// warnings first; the line that matters may come after them).
 fn first_lines(s: &str) -> String {
-    s.lines().take(12).collect::<Vec<_>>().join("\n")
+    let lines: Vec<&str> = s.lines().collect();
+    let mut out: Vec<&str> = lines.iter().take(6).copied().collect();
+    for (i, line) in lines.iter().enumerate().skip(6) {
+        let lower = line.to_ascii_lowercase();
+        if lower.contains("error") && !lower.contains("warning") && out.len() < 40 {
+            out.push(line);
+            // The offending source line and caret usually follow.
+            out.extend(lines.iter().skip(i + 1).take(2));
+        }
+    }
+    out.join("\n")
 }
 
 /// What is wrong with an argument. `name` is the argument's name in the op's signature.

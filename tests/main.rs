@@ -311,6 +311,22 @@ fn no_adapter_is_a_typed_error_not_a_panic() {
             "built without the `cli` feature",
         );
     };
+    // The path cargo compiled in, or (binaries copied elsewhere, as on the GPU machine) a
+    // `cubeport` next to this test binary.
+    let exe = if std::path::Path::new(exe).exists() {
+        std::path::PathBuf::from(exe)
+    } else {
+        match std::env::current_exe().map(|p| p.with_file_name("cubeport")) {
+            Ok(p) if p.exists() => p,
+            _ => {
+                return cubeport::testing::skip(
+                    "no_adapter_is_a_typed_error_not_a_panic",
+                    "cli",
+                    &format!("the cubeport binary is neither at {exe} nor next to this test"),
+                );
+            }
+        }
+    };
     let out = std::process::Command::new(exe)
         .arg("devices")
         .env("VK_ICD_FILENAMES", "/nonexistent.json")

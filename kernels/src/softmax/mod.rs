@@ -162,7 +162,10 @@ fn softmax_row_cached<F: Float, N: Size>(
         let log_sum = f32::ln(row_sum);
         // A NaN row, or a row of all −inf (max −inf: no finite reference point), is NaN.
         let dead = row_max.is_nan() || row_max == neg_inf;
-        let nan = select(row_max.is_nan(), row_max, f32::reinterpret(0x7fc0_0000u32));
+        // A quiet NaN from +inf's bits (a runtime value: CUDA cannot reinterpret a literal,
+        // and lavapipe folds `inf − inf` to 0).
+        let qnan = f32::reinterpret(u32::reinterpret(inf) | 0x0040_0000u32);
+        let nan = select(row_max.is_nan(), row_max, qnan);
         #[unroll]
         for c in 0..cfg.cached {
             let i = first + c * step;
