@@ -115,6 +115,7 @@ pub fn transpose_cases<'c, R: Runtime>(
         crate::ops::transpose::DEFAULT_TRANSPOSE,
         TransposeVariant::Tiled { tile: 32, pad: 0 },
         TransposeVariant::Tiled { tile: 16, pad: 1 },
+        TransposeVariant::Tiled { tile: 64, pad: 1 },
         TransposeVariant::Naive,
     ] {
         let mut dy = poisoned::<R, f32>(client, &[side, side])?;

@@ -6,11 +6,13 @@ use cubeport::reference::{self, Tolerance};
 use cubeport::testing::{compare, poisoned, seeded, to_f64};
 use cubeport::{DType, DeviceTensor, Error, ShapeError, TensorMut, TransposeVariant};
 
-const VARIANTS: [TransposeVariant; 4] = [
+const VARIANTS: [TransposeVariant; 6] = [
     TransposeVariant::Naive,
     TransposeVariant::Tiled { tile: 32, pad: 1 },
     TransposeVariant::Tiled { tile: 32, pad: 0 },
     TransposeVariant::Tiled { tile: 16, pad: 1 },
+    TransposeVariant::Tiled { tile: 64, pad: 1 },
+    TransposeVariant::Tiled { tile: 8, pad: 1 },
 ];
 
 pub fn transpose_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, shape: &[usize]) {
@@ -74,6 +76,16 @@ pub fn transpose_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         TransposeVariant::Tiled { tile: 4096, pad: 1 },
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    let r = cubeport::transpose_with(
+        client,
+        x.as_ref(),
+        y.as_mut(),
+        TransposeVariant::Tiled { tile: 24, pad: 1 },
+    );
+    assert!(
+        matches!(r, Err(Error::Unsupported { .. })),
+        "not a power of two: {r:?}"
+    );
     assert!(
         y.to_vec(client)
             .unwrap()

@@ -39,9 +39,12 @@ pub fn transpose_naive_kernel<F: Numeric>(
 ///
 /// Mapping: linear `CUBE_POS` = `b · tiles_r · tiles_c + tr · tiles_c + tc` (cubes past the last
 /// tile exit at once, uniformly); `UNIT_POS_X` walks the tile's columns, `UNIT_POS_Y` its rows
-/// in steps of `CUBE_DIM_Y`.
-/// Preconditions: `CUBE_DIM_X == tile`; both arrays hold `batch · rows · cols` elements.
+/// in `tile / step` unrolled steps of `step`, all loads issued before the first store. Tiles
+/// wholly inside the matrix (all but the ragged edge) skip the per-element bounds checks.
+/// Preconditions: `CUBE_DIM = (tile, step)`, `step` divides `tile`; both arrays hold
+/// `batch · rows · cols` elements.
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 pub fn transpose_tiled_kernel<F: Numeric>(
     input: &Array<F>,
     output: &mut Array<F>,
@@ -52,6 +55,7 @@ pub fn transpose_tiled_kernel<F: Numeric>(
     tiles: usize,
     #[comptime] tile: usize,
     #[comptime] pad: usize,
+    #[comptime] step: usize,
 ) {
     let cube = CUBE_POS;
     if cube >= tiles {
@@ -66,25 +70,38 @@ pub fn transpose_tiled_kernel<F: Numeric>(
     let c0 = (t % tiles_c) * tile;
     let base = b * rows * cols;
     let x = UNIT_POS_X as usize;
-    let step = CUBE_DIM_Y as usize;
-    let mut j = UNIT_POS_Y as usize;
-    while j < tile {
-        let r = r0 + j;
-        let c = c0 + x;
-        if r < rows && c < cols {
-            smem[j * stride + x] = input[base + r * cols + c];
+    let y = UNIT_POS_Y as usize;
+    let full = r0 + tile <= rows && c0 + tile <= cols;
+    if full {
+        let src = base + (r0 + y) * cols + c0 + x;
+        #[unroll]
+        for k in 0..comptime!(tile / step) {
+            smem[(y + k * step) * stride + x] = input[src + k * step * cols];
         }
-        j += step;
+    } else {
+        #[unroll]
+        for k in 0..comptime!(tile / step) {
+            let j = y + k * step;
+            if r0 + j < rows && c0 + x < cols {
+                smem[j * stride + x] = input[base + (r0 + j) * cols + c0 + x];
+            }
+        }
     }
     sync_cube();
-    let mut j = UNIT_POS_Y as usize;
-    while j < tile {
-        // output row c0 + j holds input column c0 + j; its element x is input row r0 + x.
-        let c = c0 + j;
-        let r = r0 + x;
-        if c < cols && r < rows {
-            output[base + c * rows + r] = smem[x * stride + j];
+    // Output row c0 + j holds input column c0 + j; its element x is input row r0 + x.
+    if full {
+        let dst = base + (c0 + y) * rows + r0 + x;
+        #[unroll]
+        for k in 0..comptime!(tile / step) {
+            output[dst + k * step * rows] = smem[x * stride + y + k * step];
         }
-        j += step;
+    } else {
+        #[unroll]
+        for k in 0..comptime!(tile / step) {
+            let j = y + k * step;
+            if c0 + j < cols && r0 + x < rows {
+                output[base + (c0 + j) * rows + r0 + x] = smem[x * stride + j];
+            }
+        }
     }
 }

@@ -20,7 +20,7 @@ pub enum TransposeVariant {
     Naive,
     /// Shared-memory tiles of `tile × tile`, rows padded by `pad` words.
     Tiled {
-        /// Tile edge (units per cube row; at most the device's cube width).
+        /// Tile edge: a power of two, at most the device's cube width (units per cube row).
         tile: u32,
         /// Padding words per tile row (1 avoids bank conflicts; 0 shows them).
         pad: u32,
@@ -129,9 +129,10 @@ pub fn transpose_with<R: Runtime>(
         return Err(crate::ops::unsupported_dtype(&caps, OP, spec.dtype));
     }
     if let TransposeVariant::Tiled { tile, pad } = variant {
-        let fits = tile >= 1
+        let step = tiled_step(tile);
+        let fits = tile.is_power_of_two()
             && tile <= caps.max_cube_dim[0]
-            && (tile * tile.min(8)) <= caps.max_units_per_cube;
+            && tile * step <= caps.max_units_per_cube;
         let smem = (tile * (tile + pad)) as usize * spec.dtype.size();
         if !fits || smem > caps.max_shared_bytes {
             return Err(Error::Unsupported {
@@ -168,7 +169,7 @@ pub fn transpose_with<R: Runtime>(
                         transpose_tiled_kernel::launch_unchecked::<$E, R>(
                             client,
                             spread_cubes(&caps, tiles),
-                            CubeDim::new_2d(tile, tile.min(8)),
+                            CubeDim::new_2d(tile, tiled_step(tile)),
                             ArrayArg::from_raw_parts(input.handle.clone(), total),
                             ArrayArg::from_raw_parts(output.handle.clone(), total),
                             spec.rows,
@@ -178,6 +179,7 @@ pub fn transpose_with<R: Runtime>(
                             tiles,
                             t,
                             pad as usize,
+                            tiled_step(tile) as usize,
                         )
                     }
                 }
@@ -194,6 +196,12 @@ pub fn transpose_with<R: Runtime>(
         }
         Ok(())
     })
+}
+
+/// Rows a tiled cube covers per step: 256 units per cube, at most 8 rows (so each unit moves
+/// `tile / step` ≥ 4 elements of a 32-wide tile), never more than the tile.
+fn tiled_step(tile: u32) -> u32 {
+    (256 / tile.max(1)).clamp(1, 8).min(tile.max(1))
 }
 
 #[cfg(test)]
