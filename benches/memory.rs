@@ -60,13 +60,20 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         } else {
             Scale::Full
         };
-        // Built one family at a time so only one family's buffers are alive.
-        let cases = cubeport::cases::transpose_cases(&client, scale)
-            .unwrap_or_else(|e| panic!("transpose cases on {kind}: {e}"));
-        bench_cases(self.0, &client, kind, cases);
-        let cases = cubeport::cases::histogram_cases(&client, scale)
-            .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
-        bench_cases(self.0, &client, kind, cases);
+        // CUBEPORT_BENCH_FAMILIES=transpose,histogram (default both) skips the setup of the
+        // others. Built one family at a time so only one family's buffers are alive.
+        let families = std::env::var("CUBEPORT_BENCH_FAMILIES")
+            .unwrap_or_else(|_| "transpose,histogram".into());
+        if families.split(',').any(|f| f == "transpose") {
+            let cases = cubeport::cases::transpose_cases(&client, scale)
+                .unwrap_or_else(|e| panic!("transpose cases on {kind}: {e}"));
+            bench_cases(self.0, &client, kind, cases);
+        }
+        if families.split(',').any(|f| f == "histogram") {
+            let cases = cubeport::cases::histogram_cases(&client, scale)
+                .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
+            bench_cases(self.0, &client, kind, cases);
+        }
     }
 }
 

@@ -27,7 +27,7 @@ for step in $steps; do
                *activation) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} $b --bench \
                    "${ACT_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/(full|none)}" ;;
                *) $b --bench ${BENCH_FILTER:-} ;;
-             esac 2>&1 | grep -E '^(activation|reduce|memory)/|thrpt|time:|SKIP|panick|error'
+             esac 2>&1 | grep -E '^(activation|reduce|memory|matmul)/|thrpt|time:|SKIP|panick|error'
            done | tee "$OUT/bench.txt" ;;
     torch) python3 .gpu/anchors_torch.py ${TORCH_CASES:-copy_and_reduce fused_elementwise softmax gemv histogram transpose} 2>&1 | tee "$OUT/torch.txt" ;;
     sanitize)
@@ -38,7 +38,9 @@ for step in $steps; do
           cuda::reduce_edge_values cuda::softmax_matches_reference::dtype_1 cuda::softmax_edge_rows \
           cuda::gemv_matches_reference::dtype_1 cuda::histogram_skewed \
           cuda::bincount_matches_reference::signed_2_true::len_3_4099 \
-          cuda::histc_matches_reference::dtype_2::len_5_4099 cuda::transpose_matches_reference::dtype_1} 2>&1 \
+          cuda::histc_matches_reference::dtype_2::len_5_4099 cuda::transpose_matches_reference::dtype_1 \
+          cuda::matmul_matches_reference::dtype_1_DType__F32::shape_5 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_7 \
+          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_9} 2>&1 \
           | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result|Error|error' | tee "$OUT/sanitize-$tool.txt"
       done ;;
   esac

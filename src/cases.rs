@@ -199,3 +199,127 @@ fn size_name(n: usize) -> String {
         n.to_string()
     }
 }
+
+/// `m × n × k` products of `E`, verified on a sample of entries against f64 dot products.
+///
+/// Cases: every variant that runs on the device for the dtype (the naive and 16-tiled kernels
+/// only up to 1024 and 4096), plus the fused `bias + GELU(tanh)` epilogue with the automatic
+/// variant. Sizes: 1024, 4096, 8192 squares and a ragged `4095 × 4097 × 4093` (`Full`), or 256
+/// and `257 × 255 × 129` (`Quick`). FLOPs count 2 per multiply-add.
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn matmul_cases<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    use crate::ops::matmul::{MatmulVariant, matmul_flops};
+    use crate::{Activation, GeluApprox};
+    let caps = crate::caps_of(client);
+    let dtype = E::DTYPE;
+    if !dtype.is_supported_by(&caps) {
+        return Ok(Vec::new());
+    }
+    let sizes: Vec<(usize, usize, usize)> = match scale {
+        Scale::Quick => vec![(256, 256, 256), (257, 255, 129)],
+        Scale::Full => vec![
+            (1024, 1024, 1024),
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (4095, 4097, 4093),
+        ],
+    };
+    let mut cases = Vec::new();
+    for (m, n, k) in sizes {
+        let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
+        let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
+        let bias: Vec<E> = seeded(82, n, -0.5, 0.5);
+        let da = std::rc::Rc::new(DeviceTensor::from_slice(client, &a, &[m, k])?);
+        let db = std::rc::Rc::new(DeviceTensor::from_slice(client, &b, &[k, n])?);
+        let dbias = std::rc::Rc::new(DeviceTensor::from_slice(client, &bias, &[n])?);
+        // 64 sampled entries, f64 dot products (a full reference at 8192³ would take minutes).
+        let samples: Vec<(usize, usize)> = seeded_uniform(83, 128, 0.0, 1.0)
+            .chunks(2)
+            .map(|p| {
+                (
+                    ((p[0] * m as f32) as usize).min(m - 1),
+                    ((p[1] * n as f32) as usize).min(n - 1),
+                )
+            })
+            .collect();
+        let check = |c: &DeviceTensor<E>, fused: bool, what: &str| -> Result<(), Error> {
+            let got = c.to_vec(client)?;
+            let act = Activation::Gelu(GeluApprox::Tanh);
+            for &(i, j) in &samples {
+                let (mut dot, mut abs) = (0.0f64, 0.0f64);
+                for p in 0..k {
+                    let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+                    dot += t;
+                    abs += t.abs();
+                }
+                let want = if fused {
+                    reference::bias_activation(&[dot], &[bias[j].to_f64()], act)[0]
+                } else {
+                    dot
+                };
+                let want = E::from_f64(want).to_f64();
+                let tol = reference::Tolerance::matmul(dtype, k, abs);
+                let g = got[i * n + j].to_f64();
+                verify(
+                    (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
+                    &format!("{what}: C[{i},{j}] = {g}, want {want}"),
+                )?;
+            }
+            Ok(())
+        };
+        let size = format!("{m}x{n}x{k}");
+        let flops = matmul_flops(1, m, n, k);
+        let auto = MatmulVariant::select(&caps, dtype, 1, m, n);
+        let mut runs: Vec<(String, Option<MatmulVariant>, bool)> =
+            vec![(format!("auto_{auto}"), None, false)];
+        for v in MatmulVariant::ALL {
+            let small_only = matches!(v, MatmulVariant::Naive) && m > 1024
+                || matches!(v, MatmulVariant::Tiled16) && m > 4096;
+            // With tensor cores, f16/bf16 keep one CUDA-core variant for comparison.
+            let tc_only = MatmulVariant::Cmma.runs_on(&caps, dtype)
+                && !matches!(
+                    v,
+                    MatmulVariant::Blocked128 {
+                        double_buffer: true
+                    }
+                );
+            if v.runs_on(&caps, dtype) && !small_only && !tc_only && v != auto {
+                runs.push((v.to_string(), Some(v), false));
+            }
+        }
+        runs.push((format!("auto_{auto}_bias_gelu"), None, true));
+        for (name, v, fused) in runs {
+            let mut dc = poisoned::<R, E>(client, &[m, n])?;
+            let (da, db, dbias) = (da.clone(), db.clone(), dbias.clone());
+            let go = move |c: &mut DeviceTensor<E>| {
+                let bias = fused.then(|| dbias.as_ref().as_ref());
+                let act = if fused {
+                    Activation::Gelu(GeluApprox::Tanh)
+                } else {
+                    Activation::Identity
+                };
+                let (x, y) = (da.as_ref().as_ref(), db.as_ref().as_ref());
+                match v {
+                    None => crate::matmul_fused_into(client, x, y, bias, act, c.as_mut()),
+                    Some(v) => crate::matmul_with(client, x, y, bias, act, c.as_mut(), v),
+                }
+            };
+            go(&mut dc)?;
+            check(&dc, fused, &format!("matmul {name} {dtype} {size}"))?;
+            cases.push(Case {
+                family: "matmul",
+                variant: name,
+                size: size.clone(),
+                bytes: ((m * k + k * n + m * n) * dtype.size()) as u64,
+                flops,
+                run: Box::new(move || go(&mut dc)),
+            });
+        }
+    }
+    Ok(cases)
+}

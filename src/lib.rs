@@ -61,6 +61,9 @@ pub use ops::gemv::{GemvVariant, Transpose, gemv_into, gemv_with};
 pub use ops::histogram::{
     Binning, HistogramVariant, bincount, histc, histogram_into, histogram_with,
 };
+pub use ops::matmul::{
+    MatmulVariant, matmul, matmul_fused_into, matmul_into, matmul_variant, matmul_with,
+};
 pub use ops::reduce::{reduce, reduce_into, reduce_with};
 pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};
 pub use ops::transpose::{TransposeVariant, transpose_into, transpose_with};

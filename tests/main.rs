@@ -220,6 +220,30 @@ macro_rules! backend_suite {
                 crate::suite::histogram::histogram_rejects_bad_input(&c);
             }
 
+            #[rstest]
+            fn matmul_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values(
+                    (0, 0, 1, 1, 1), (0, 0, 3, 7, 5), (0, 0, 17, 65, 33), (0, 0, 64, 64, 64),
+                    (0, 0, 130, 129, 31), (0, 0, 257, 100, 300), (3, 3, 33, 20, 17), (4, 0, 20, 33, 9),
+                    (0, 2, 9, 40, 70)
+                )] shape: (usize, usize, usize, usize, usize),
+                #[values((false, false), (true, false), (false, true))] trans: (bool, bool),
+                #[values(false, true)] fused: bool,
+            ) {
+                let Some(c) = client("matmul_matches_reference") else { return };
+                let (batch_a, batch_b, m, n, k) = shape;
+                crate::suite::matmul::matmul_matches(&c, dtype, crate::suite::matmul::Problem {
+                    batch_a, batch_b, m, n, k, trans_a: trans.0, trans_b: trans.1,
+                }, fused);
+            }
+
+            #[test]
+            fn matmul_rejects_bad_input() {
+                let Some(c) = client("matmul_rejects_bad_input") else { return };
+                crate::suite::matmul::matmul_rejects_bad_input(&c);
+            }
+
             #[test]
             fn activation_properties() {
                 let Some(c) = client("activation_properties") else { return };

@@ -5,6 +5,7 @@ pub mod activation;
 pub mod gemv;
 mod group;
 pub mod histogram;
+pub mod matmul;
 pub mod reduce;
 pub mod softmax;
 pub mod transpose;

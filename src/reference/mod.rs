@@ -8,7 +8,7 @@ mod tolerance;
 
 pub use activation::{bias_activation, gelu_erf, gelu_tanh};
 pub use histogram::{bin_of_range, histogram_index, histogram_range};
-pub use reduce::{Reduction, gemv, reduce, softmax};
+pub use reduce::{Reduction, gemv, matmul, reduce, softmax};
 
 /// `output[b, c, r] = input[b, r, c]` for `batch` row-major `rows × cols` matrices (empty on
 /// a length mismatch).

@@ -6,6 +6,7 @@ use crate::DType;
 /// |---|---|---|
 /// | elementwise and activations | rtol 1e-5, atol 1e-6 | rtol 2ε, atol ε of the dtype |
 /// | reductions of length K | the above + 4·√K·ε(f32)·Σ\|terms\|/\|want\| | the same + output rounding |
+/// | matmul entries (K-deep, fused epilogue) | the above with 8·√K·ε(f32)·Σ\|a·b\| | the same |
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerance {
     /// Absolute slack.
@@ -42,6 +43,18 @@ impl Tolerance {
         let extra = 4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64 * sum_abs;
         Tolerance {
             atol: base.atol + extra,
+            rtol: base.rtol,
+        }
+    }
+
+    /// A product entry `act(Σ_k a·b + bias)` whose terms' magnitudes add up to `sum_abs`:
+    /// [`Tolerance::reduction`] with the accumulation term doubled (the activations' slopes stay
+    /// below 1.2, and the bias add rounds once more).
+    pub fn matmul(dtype: DType, k: usize, sum_abs: f64) -> Self {
+        let t = Self::reduction(dtype, k, sum_abs);
+        let base = Self::elementwise(dtype);
+        Tolerance {
+            atol: base.atol + 2.0 * (t.atol - base.atol),
             rtol: base.rtol,
         }
     }

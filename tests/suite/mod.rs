@@ -3,6 +3,7 @@
 pub mod activation;
 pub mod hardening;
 pub mod histogram;
+pub mod matmul;
 pub mod props;
 pub mod reduce;
 pub mod transpose;

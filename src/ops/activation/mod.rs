@@ -16,7 +16,7 @@
 //! Bias layout: either the input's shape (element-wise) or one row, shape `[last dim]`,
 //! broadcast over all rows.
 
-mod launch;
+pub(crate) mod launch;
 mod spec;
 
 pub use spec::ActivationVariant;
@@ -61,7 +61,7 @@ impl Activation {
         }
     }
 
-    fn act(&self) -> Act {
+    pub(crate) fn act(&self) -> Act {
         match *self {
             Activation::Identity => Act::Identity,
             Activation::ReluScale { scale } => Act::ReluScale(scale),

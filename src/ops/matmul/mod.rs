@@ -1,0 +1,437 @@
+//! Matrix products with fused epilogues: `C = act(A·B + bias)`.
+//!
+//! | variant | kernel | where it stands |
+//! |---|---|---|
+//! | `naive` | one unit per output, operands from global memory | the seed's first version; baseline |
+//! | `tiled16` | 16 × 16 shared tiles, one output per unit | the textbook tiled kernel |
+//! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
+//! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles | more reuse per shared read |
+//! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched while tile `t` is multiplied, one barrier per tile) | the automatic choice for f32 |
+//! | `cmma` | tensor cores (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
+//!
+//! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
+//! ragged `m`, `n`, `k` (zero-filled loads, masked stores), batches with a broadcast batch of 1,
+//! and operands given by strides (transposed views need no copy). cubecl 0.10 emits WMMA /
+//! `mma.sync`, not Hopper's `wgmma`, which caps tensor-core throughput well below cuBLAS on H100/H200.
+
+mod spec;
+
+use crate::ops::activation::launch::Act;
+use crate::ops::{expect_dtype_supported, not_float};
+use crate::{Activation, Caps, DType, DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
+use cubecl::prelude::*;
+use cubecl::server::Handle;
+use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
+use cubeport_kernels::matmul::{
+    BlockConfig, CmmaConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
+};
+use spec::MatmulSpec;
+use std::fmt;
+
+/// A matmul variant (see the module table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MatmulVariant {
+    /// One unit per output.
+    Naive,
+    /// 16 × 16 shared tiles.
+    Tiled16,
+    /// 64 × 64 blocks, 4 × 4 per unit.
+    Blocked64,
+    /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
+    Blocked128 {
+        /// Ping-pong shared buffers.
+        double_buffer: bool,
+    },
+    /// Tensor cores (f16/bf16 inputs, f32 accumulation).
+    Cmma,
+}
+
+impl fmt::Display for MatmulVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MatmulVariant::Naive => "naive",
+            MatmulVariant::Tiled16 => "tiled16",
+            MatmulVariant::Blocked64 => "blocked64",
+            MatmulVariant::Blocked128 {
+                double_buffer: false,
+            } => "blocked128",
+            MatmulVariant::Blocked128 {
+                double_buffer: true,
+            } => "blocked128_db",
+            MatmulVariant::Cmma => "cmma",
+        })
+    }
+}
+
+impl MatmulVariant {
+    /// Every variant, slowest first.
+    pub const ALL: [MatmulVariant; 6] = [
+        MatmulVariant::Naive,
+        MatmulVariant::Tiled16,
+        MatmulVariant::Blocked64,
+        MatmulVariant::Blocked128 {
+            double_buffer: false,
+        },
+        MatmulVariant::Blocked128 {
+            double_buffer: true,
+        },
+        MatmulVariant::Cmma,
+    ];
+
+    /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
+    /// tensor cores and 32-wide planes; the others: everywhere the dtype runs).
+    pub fn runs_on(&self, caps: &Caps, dtype: DType) -> bool {
+        match self {
+            MatmulVariant::Cmma => {
+                caps.tensor_cores
+                    && matches!(dtype, DType::F16 | DType::BF16)
+                    && caps.plane.fixed_width() == Some(32)
+            }
+            _ => true,
+        }
+    }
+
+    /// The automatic choice: tensor cores for f16/bf16 where available; otherwise the
+    /// double-buffered 128-blocks when the output has at least a few hundred such blocks to
+    /// fill the device, 64-blocks for mid sizes, 16-tiles for tiny outputs.
+    pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
+        if MatmulVariant::Cmma.runs_on(caps, dtype) {
+            return MatmulVariant::Cmma;
+        }
+        let blocks = |b: usize| batch * m.div_ceil(b) * n.div_ceil(b);
+        let fill = caps.num_sms.map_or(64, |s| s as usize);
+        if blocks(128) >= fill {
+            MatmulVariant::Blocked128 {
+                double_buffer: true,
+            }
+        } else if blocks(64) >= fill / 2 || m * n >= 64 * 64 {
+            MatmulVariant::Blocked64
+        } else {
+            MatmulVariant::Tiled16
+        }
+    }
+
+    fn block(&self, bias: bool) -> Option<BlockConfig> {
+        let (bm, bk, tm, pad, double_buffer) = match self {
+            MatmulVariant::Tiled16 => (16, 16, 1, 1, false),
+            MatmulVariant::Blocked64 => (64, 16, 4, 4, false),
+            MatmulVariant::Blocked128 { double_buffer } => (128, 8, 8, 4, *double_buffer),
+            MatmulVariant::Naive | MatmulVariant::Cmma => return None,
+        };
+        Some(BlockConfig {
+            bm,
+            bn: bm,
+            bk,
+            tm,
+            tn: tm,
+            pad,
+            double_buffer,
+            bias,
+        })
+    }
+
+    /// Output rows/columns one cube covers.
+    fn block_edge(&self) -> usize {
+        match self {
+            MatmulVariant::Naive | MatmulVariant::Tiled16 => 16,
+            MatmulVariant::Blocked64 | MatmulVariant::Cmma => 64,
+            MatmulVariant::Blocked128 { .. } => 128,
+        }
+    }
+}
+
+/// `c = a · b`: `[m, k] · [k, n] → [m, n]`, or batched `[batch, m, k] · [batch, k, n]` where
+/// either batch may be 1 (broadcast). f32 accumulation; f32 products never use TF32.
+///
+/// Operands may have any strides (a transposed view of a row-major buffer is a valid `a` or
+/// `b`); `c` is dense row-major. See [`matmul_fused_into`] for the fused epilogue.
+///
+/// # Errors
+/// [`Error::Shape`]: ranks other than 2 or 3, empty dimensions, inner dimensions that differ,
+/// batches that neither match nor broadcast, a `c` of the wrong shape or dtype, strides that
+/// reach past a buffer; [`Error::UnsupportedDType`] (bf16 on WGSL, integers);
+/// [`Error::Unsupported`] when the grid exceeds the device's launch limits; [`Error::Launch`].
+///
+/// # Example
+/// ```no_run
+/// # use cubeport::DeviceTensor;
+/// # fn f<R: cubeport::cubecl::Runtime>(client: &cubeport::cubecl::prelude::ComputeClient<R>) -> Result<(), cubeport::Error> {
+/// let a = DeviceTensor::from_slice(client, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+/// let b = DeviceTensor::from_slice(client, &[5.0f32, 6.0, 7.0, 8.0], &[2, 2])?;
+/// let mut c = DeviceTensor::<f32>::empty(client, &[2, 2])?;
+/// cubeport::matmul_into(client, a.as_ref(), b.as_ref(), c.as_mut())?;
+/// assert_eq!(c.to_vec(client)?, vec![19.0, 22.0, 43.0, 50.0]);
+/// # Ok(()) }
+/// ```
+pub fn matmul_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    c: TensorMut<'_>,
+) -> Result<(), Error> {
+    matmul_impl(client, a, b, None, Activation::Identity, c, None)
+}
+
+/// `c = act(a · b + bias)` in one kernel: `bias` (optional) has shape `[n]` and is added to
+/// every row before the activation; the product never round-trips through memory.
+///
+/// # Errors
+/// As [`matmul_into`]; a bias not of shape `[n]` or of another dtype is [`Error::Shape`].
+pub fn matmul_fused_into<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    bias: Option<TensorRef<'_>>,
+    act: Activation,
+    c: TensorMut<'_>,
+) -> Result<(), Error> {
+    matmul_impl(client, a, b, bias, act, c, None)
+}
+
+/// [`matmul_fused_into`] with a forced variant.
+///
+/// # Errors
+/// As [`matmul_fused_into`]; [`Error::Unsupported`] when the device cannot run the variant for
+/// this dtype ([`MatmulVariant::runs_on`]).
+pub fn matmul_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    bias: Option<TensorRef<'_>>,
+    act: Activation,
+    c: TensorMut<'_>,
+    variant: MatmulVariant,
+) -> Result<(), Error> {
+    matmul_impl(client, a, b, bias, act, c, Some(variant))
+}
+
+/// `a · b` into a new tensor (rank 2, or rank 3 when either input is).
+///
+/// # Errors
+/// As [`matmul_into`].
+pub fn matmul<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    a: &DeviceTensor<E>,
+    b: &DeviceTensor<E>,
+) -> Result<DeviceTensor<E>, Error> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let batch = if sa.len() == 3 || sb.len() == 3 {
+        let ba = if sa.len() == 3 { sa[0] } else { 1 };
+        let bb = if sb.len() == 3 { sb[0] } else { 1 };
+        Some(ba.max(bb))
+    } else {
+        None
+    };
+    let m = sa.get(sa.len().saturating_sub(2)).copied().unwrap_or(0);
+    let n = sb.last().copied().unwrap_or(0);
+    let shape: Vec<usize> = batch.into_iter().chain([m, n]).collect();
+    let mut c = DeviceTensor::<E>::empty(client, &shape)?;
+    matmul_into(client, a.as_ref(), b.as_ref(), c.as_mut())?;
+    Ok(c)
+}
+
+fn matmul_impl<R: Runtime>(
+    client: &ComputeClient<R>,
+    a: TensorRef<'_>,
+    b: TensorRef<'_>,
+    bias: Option<TensorRef<'_>>,
+    act: Activation,
+    c: TensorMut<'_>,
+    forced: Option<MatmulVariant>,
+) -> Result<(), Error> {
+    const OP: &str = "matmul";
+    let spec = MatmulSpec::new(
+        &a.layout,
+        &b.layout,
+        bias.as_ref().map(|b| &b.layout),
+        &c.layout,
+    )
+    .map_err(Error::shape(OP))?;
+    let caps = caps_of(client);
+    expect_dtype_supported(&caps, OP, spec.dtype)?;
+    let variant = forced
+        .unwrap_or_else(|| MatmulVariant::select(&caps, spec.dtype, spec.batch, spec.m, spec.n));
+    let unsupported = |reason: String| Error::Unsupported {
+        op: OP,
+        backend: caps.backend,
+        reason,
+    };
+    if !variant.runs_on(&caps, spec.dtype) {
+        return Err(unsupported(format!(
+            "{variant} needs f16/bf16 and tensor cores with 32-wide planes; this is {} on a device \
+             with tensor cores: {}",
+            spec.dtype, caps.tensor_cores
+        )));
+    }
+    let edge = variant.block_edge();
+    let grid = [spec.n.div_ceil(edge), spec.m.div_ceil(edge), spec.batch];
+    for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
+        if g > max as usize {
+            return Err(unsupported(format!(
+                "{g} cubes along grid axis {axis} exceed the device's {max} (m {}, n {}, batch {})",
+                spec.m, spec.n, spec.batch
+            )));
+        }
+    }
+    // A placeholder bias keeps the kernel signature uniform; it is never read without `bias`.
+    let bias_handle = bias.as_ref().map_or(a.handle, |b| b.handle);
+    let bias_len = if spec.bias { spec.n } else { 1 };
+    let handles = Handles {
+        a: a.handle,
+        b: b.handle,
+        bias: bias_handle,
+        bias_len,
+        c: c.handle,
+    };
+    let count = CubeCount::new_3d(grid[0] as u32, grid[1] as u32, grid[2] as u32);
+    crate::checked_launch(client, OP, || match spec.dtype {
+        DType::F32 => launch::<R, f32>(client, &caps, &handles, &spec, variant, act.act(), count),
+        DType::F16 => {
+            launch::<R, half::f16>(client, &caps, &handles, &spec, variant, act.act(), count)
+        }
+        DType::BF16 => {
+            launch::<R, half::bf16>(client, &caps, &handles, &spec, variant, act.act(), count)
+        }
+        other => Err(not_float(client, OP, other)),
+    })
+}
+
+struct Handles<'a> {
+    a: &'a Handle,
+    b: &'a Handle,
+    bias: &'a Handle,
+    bias_len: usize,
+    c: &'a Handle,
+}
+
+fn strides_arg<R: Runtime>(s: [usize; 3]) -> SequenceArg<R, usize> {
+    let mut arg = SequenceArg::new();
+    for v in s {
+        arg.push(v);
+    }
+    arg
+}
+
+fn launch<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    caps: &Caps,
+    h: &Handles<'_>,
+    spec: &MatmulSpec,
+    variant: MatmulVariant,
+    act: Act,
+    count: CubeCount,
+) -> Result<(), Error> {
+    let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
+    let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
+    let c_len = spec.batch * spec.m * spec.n;
+    macro_rules! go {
+        ($A:ty, $scale:expr) => {{
+            let (sa, sb) = (
+                strides_arg::<R>(spec.a_strides),
+                strides_arg::<R>(spec.b_strides),
+            );
+            // SAFETY: `MatmulSpec::new` proved every element the strides address for
+            // `z < batch, row < m, col < n, kk < k` lies inside its buffer, `c` dense with
+            // `batch·m·n` elements and `bias` (when used) `n` elements; the kernels mask rows,
+            // columns and depths beyond the problem and index nothing else. The grid was
+            // checked against the device limits; `BlockConfig`/`CmmaConfig` meet their kernels'
+            // divisibility preconditions (fixed in `MatmulVariant::block` and below).
+            unsafe {
+                let (a, b, bias, c) = (
+                    ArrayArg::from_raw_parts(h.a.clone(), a_len),
+                    ArrayArg::from_raw_parts(h.b.clone(), b_len),
+                    ArrayArg::from_raw_parts(h.bias.clone(), h.bias_len),
+                    ArrayArg::from_raw_parts(h.c.clone(), c_len),
+                );
+                match variant {
+                    MatmulVariant::Naive => matmul_naive_kernel::launch_unchecked::<E, $A, R>(
+                        client,
+                        count,
+                        CubeDim::new_2d(16, 16),
+                        a,
+                        b,
+                        bias,
+                        c,
+                        spec.m,
+                        spec.n,
+                        spec.k,
+                        sa,
+                        sb,
+                        $scale,
+                        spec.bias,
+                    ),
+                    MatmulVariant::Cmma => matmul_cmma_kernel::launch_unchecked::<E, $A, R>(
+                        client,
+                        count,
+                        CubeDim::new_2d(32, 4),
+                        a,
+                        b,
+                        bias,
+                        c,
+                        spec.m,
+                        spec.n,
+                        spec.k,
+                        sa,
+                        sb,
+                        $scale,
+                        CmmaConfig {
+                            planes_m: 2,
+                            planes_n: 2,
+                            bk: 32,
+                            plane: 32,
+                            bias: spec.bias,
+                        },
+                    ),
+                    blocked => {
+                        let Some(cfg) = blocked.block(spec.bias) else {
+                            return Err(Error::Unsupported {
+                                op: "matmul",
+                                backend: caps.backend,
+                                reason: format!("{blocked} has no block configuration"),
+                            });
+                        };
+                        matmul_blocked_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_2d((cfg.bn / cfg.tn) as u32, (cfg.bm / cfg.tm) as u32),
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            $scale,
+                            cfg,
+                        )
+                    }
+                }
+            }
+        }};
+    }
+    match act {
+        Act::Identity => go!(Identity, 1.0f32),
+        Act::ReluScale(scale) => go!(ReluScale, scale),
+        Act::GeluTanh => go!(GeluTanh, 1.0f32),
+        Act::GeluErf => go!(GeluErf, 1.0f32),
+    }
+    Ok(())
+}
+
+/// The variant [`matmul_into`] picks for this problem on this device (for reports).
+pub fn matmul_variant<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    batch: usize,
+    m: usize,
+    n: usize,
+) -> MatmulVariant {
+    MatmulVariant::select(&caps_of(client), dtype, batch, m, n)
+}
+
+/// FLOPs of a `batch × m × n × k` product (2 per multiply-add).
+pub fn matmul_flops(batch: usize, m: usize, n: usize, k: usize) -> u64 {
+    2 * (batch * m * n * k) as u64
+}

@@ -1,0 +1,247 @@
+//! Generic bodies for matmul: every variant the device runs, against the f64 reference, on
+//! ragged, batched (broadcast) and transposed operands, with and without the fused epilogue;
+//! and every validation error.
+
+use crate::with_dtype;
+use cubeport::cubecl::prelude::*;
+use cubeport::reference::{self, Tolerance};
+use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
+use cubeport::{
+    Activation, DType, DeviceTensor, Element, Error, GeluApprox, MatmulVariant, ShapeError,
+    TensorMut, TensorRef,
+};
+
+/// One problem: `[batch_a, m, k] · [batch_b, k, n]` (`batch = 0` means rank 2), `a` and/or
+/// `b` stored transposed (then passed as a strided view).
+#[derive(Debug, Clone, Copy)]
+pub struct Problem {
+    pub batch_a: usize,
+    pub batch_b: usize,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub trans_a: bool,
+    pub trans_b: bool,
+}
+
+/// Host data of a logical `[batch, rows, cols]` operand, stored row-major or transposed per
+/// batch (`[batch, cols, rows]`); returns the stored buffer and the view's shape and strides.
+fn store<E: Element>(
+    logical: &[E],
+    batch: usize,
+    rows: usize,
+    cols: usize,
+    transposed: bool,
+) -> (Vec<E>, Vec<usize>, Vec<usize>) {
+    let b = batch.max(1);
+    let mut shape = vec![rows, cols];
+    let mut strides = if transposed {
+        vec![1, rows]
+    } else {
+        vec![cols, 1]
+    };
+    if batch > 0 {
+        shape.insert(0, batch);
+        strides.insert(0, rows * cols);
+    }
+    if !transposed {
+        return (logical.to_vec(), shape, strides);
+    }
+    let mut data = logical.to_vec();
+    for z in 0..b {
+        for r in 0..rows {
+            for c in 0..cols {
+                data[z * rows * cols + c * rows + r] = logical[z * rows * cols + r * cols + c];
+            }
+        }
+    }
+    (data, shape, strides)
+}
+
+pub fn matmul_matches<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    p: Problem,
+    fused: bool,
+) {
+    let caps = cubeport::caps_of(client);
+    let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
+    let batch = ba.max(bb);
+    let rank3 = p.batch_a > 0 || p.batch_b > 0;
+    let out_shape: Vec<usize> = if rank3 {
+        vec![batch, p.m, p.n]
+    } else {
+        vec![p.m, p.n]
+    };
+    let act = if fused {
+        Activation::Gelu(GeluApprox::Tanh)
+    } else {
+        Activation::Identity
+    };
+    with_dtype!(dtype, E => {
+        let seed = (p.m * 131 + p.n * 7 + p.k) as u64;
+        let a: Vec<E> = seeded(seed, ba * p.m * p.k, -1.0, 1.0);
+        let b: Vec<E> = seeded(seed + 1, bb * p.k * p.n, -1.0, 1.0);
+        let bias: Vec<E> = seeded(seed + 2, p.n, -0.5, 0.5);
+        let (af, bf) = (to_f64(&a), to_f64(&b));
+        let prod = reference::matmul(&af, &bf, ba, bb, p.m, p.n, p.k);
+        let want: Vec<f64> = if fused {
+            reference::bias_activation(&prod, &to_f64(&bias), act)
+        } else {
+            prod
+        }
+        .into_iter()
+        .map(|v| E::from_f64(v).to_f64())
+        .collect();
+        let abs_a: Vec<f64> = af.iter().map(|v| v.abs()).collect();
+        let abs_b: Vec<f64> = bf.iter().map(|v| v.abs()).collect();
+        let sum_abs = reference::matmul(&abs_a, &abs_b, ba, bb, p.m, p.n, p.k);
+        let (sa, shape_a, strides_a) = store(&a, p.batch_a, p.m, p.k, p.trans_a);
+        let (sb, shape_b, strides_b) = store(&b, p.batch_b, p.k, p.n, p.trans_b);
+        let da = DeviceTensor::from_slice(client, &sa, &[sa.len()]).unwrap();
+        let db = DeviceTensor::from_slice(client, &sb, &[sb.len()]).unwrap();
+        let dbias = DeviceTensor::from_slice(client, &bias, &[p.n]).unwrap();
+        let va = TensorRef::new(da.handle(), &shape_a, &strides_a, dtype);
+        let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
+        let mut variants: Vec<Option<MatmulVariant>> = vec![None];
+        variants.extend(MatmulVariant::ALL.iter().filter(|v| v.runs_on(&caps, dtype)).map(|&v| Some(v)));
+        for v in variants {
+            let mut dc = poisoned::<R, E>(client, &out_shape).unwrap();
+            let bias_ref = fused.then(|| dbias.as_ref());
+            let r = match v {
+                None => cubeport::matmul_fused_into(client, va.clone(), vb.clone(), bias_ref, act, dc.as_mut()),
+                Some(v) => cubeport::matmul_with(client, va.clone(), vb.clone(), bias_ref, act, dc.as_mut(), v),
+            };
+            r.unwrap_or_else(|e| panic!("{v:?} {p:?}: {e}"));
+            let got = to_f64(&dc.to_vec(client).unwrap());
+            let c = compare_each(&got, &want, |i| Tolerance::matmul(dtype, p.k, sum_abs[i]));
+            assert!(c.ok(), "matmul {v:?} {dtype} {p:?} fused={fused} on {}: {c}", R::name(client));
+        }
+    })
+}
+
+pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
+    let caps = cubeport::caps_of(client);
+    let a = DeviceTensor::from_slice(client, &seeded::<f32>(1, 15, -1.0, 1.0), &[3, 5]).unwrap();
+    let b = DeviceTensor::from_slice(client, &seeded::<f32>(2, 35, -1.0, 1.0), &[5, 7]).unwrap();
+    let c = poisoned::<R, f32>(client, &[2, 3, 8]).unwrap(); // room for every view below
+    let shape_err = |r: Result<(), Error>| match r {
+        Err(Error::Shape { source, .. }) => source,
+        other => panic!("expected a shape error, got {other:?}"),
+    };
+    let ch = c.handle().clone();
+    let cview = |shape: &[usize]| TensorMut::contiguous(&ch, shape, DType::F32);
+    // Inner dimensions differ.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        a.as_ref(),
+        TensorRef::contiguous(b.handle(), &[7, 5], DType::F32),
+        cview(&[3, 5]),
+    ));
+    assert!(
+        matches!(e, ShapeError::ShapeMismatch { name: "b", .. }),
+        "{e:?}"
+    );
+    // Empty dimension.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        TensorRef::contiguous(a.handle(), &[3, 0], DType::F32),
+        TensorRef::contiguous(b.handle(), &[0, 7], DType::F32),
+        cview(&[3, 7]),
+    ));
+    assert!(matches!(e, ShapeError::Empty { .. }), "{e:?}");
+    // Wrong output shape.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        a.as_ref(),
+        b.as_ref(),
+        cview(&[3, 8]),
+    ));
+    assert!(
+        matches!(e, ShapeError::ShapeMismatch { name: "c", .. }),
+        "{e:?}"
+    );
+    // Rank 1.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        TensorRef::contiguous(a.handle(), &[15], DType::F32),
+        b.as_ref(),
+        cview(&[3, 7]),
+    ));
+    assert!(matches!(e, ShapeError::Rank { .. }), "{e:?}");
+    // Strides reaching past the buffer.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        TensorRef::new(a.handle(), &[3, 5], &[6, 1], DType::F32),
+        b.as_ref(),
+        cview(&[3, 7]),
+    ));
+    assert!(matches!(e, ShapeError::BufferTooSmall { .. }), "{e:?}");
+    // Batches that neither match nor broadcast.
+    let e = shape_err(cubeport::matmul_into(
+        client,
+        TensorRef::contiguous(a.handle(), &[1, 3, 5], DType::F32),
+        TensorRef::contiguous(b.handle(), &[1, 5, 7], DType::F32),
+        cview(&[2, 3, 7]),
+    ));
+    assert!(
+        matches!(e, ShapeError::ShapeMismatch { name: "c", .. }),
+        "{e:?}"
+    );
+    // Bias of the wrong length, bias of another dtype.
+    let bias = DeviceTensor::from_slice(client, &[0.5f32; 7], &[7]).unwrap();
+    let e = shape_err(cubeport::matmul_fused_into(
+        client,
+        a.as_ref(),
+        b.as_ref(),
+        Some(TensorRef::contiguous(bias.handle(), &[6], DType::F32)),
+        Activation::Identity,
+        cview(&[3, 7]),
+    ));
+    assert!(matches!(e, ShapeError::BiasShape { .. }), "{e:?}");
+    let e = shape_err(cubeport::matmul_fused_into(
+        client,
+        a.as_ref(),
+        b.as_ref(),
+        Some(TensorRef::contiguous(bias.handle(), &[7], DType::F16)),
+        Activation::Identity,
+        cview(&[3, 7]),
+    ));
+    assert!(matches!(e, ShapeError::DTypeMismatch { .. }), "{e:?}");
+    // Tensor cores refuse f32 (never silent TF32), and devices without them refuse cmma.
+    let r = cubeport::matmul_with(
+        client,
+        a.as_ref(),
+        b.as_ref(),
+        None,
+        Activation::Identity,
+        cview(&[3, 7]),
+        MatmulVariant::Cmma,
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    // bf16 on a backend without it.
+    if !caps.bf16 {
+        let r = cubeport::matmul_into(
+            client,
+            TensorRef::contiguous(a.handle(), &[3, 2], DType::BF16),
+            TensorRef::contiguous(b.handle(), &[2, 7], DType::BF16),
+            TensorMut::contiguous(c.handle(), &[3, 7], DType::BF16),
+        );
+        assert!(matches!(r, Err(Error::UnsupportedDType { .. })), "{r:?}");
+    }
+    // A grid beyond the device's limits is refused, not launched.
+    let huge_batch = caps.max_cube_count[2] as usize + 1;
+    let big_a =
+        DeviceTensor::from_slice(client, &vec![1.0f32; huge_batch], &[huge_batch, 1, 1]).unwrap();
+    let big_b = DeviceTensor::from_slice(client, &[1.0f32], &[1, 1]).unwrap();
+    let mut big_c = DeviceTensor::<f32>::empty(client, &[huge_batch, 1, 1]).unwrap();
+    let r = cubeport::matmul_into(client, big_a.as_ref(), big_b.as_ref(), big_c.as_mut());
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    assert!(
+        c.to_vec(client)
+            .unwrap()
+            .iter()
+            .all(|&v| v == cubeport::testing::poison::<f32>()),
+        "a rejected call wrote output"
+    );
+}
