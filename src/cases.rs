@@ -112,10 +112,10 @@ pub fn transpose_cases<'c, R: Runtime>(
     let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[side, side])?);
     let mut cases = vec![copy_case(client, n)?];
     for v in [
-        crate::ops::transpose::DEFAULT_TRANSPOSE,
+        TransposeVariant::Tiled { tile: 64, pad: 1 },
+        TransposeVariant::Tiled { tile: 32, pad: 1 },
         TransposeVariant::Tiled { tile: 32, pad: 0 },
         TransposeVariant::Tiled { tile: 16, pad: 1 },
-        TransposeVariant::Tiled { tile: 64, pad: 1 },
         TransposeVariant::Naive,
     ] {
         let mut dy = poisoned::<R, f32>(client, &[side, side])?;

@@ -520,7 +520,8 @@ fn measure<R: Runtime, E: Element>(
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
             tol = vec![Tolerance::EXACT; n];
             bytes = 2 * n * dtype.size();
-            variant = cubeport::ops::transpose::DEFAULT_TRANSPOSE.to_string();
+            variant =
+                cubeport::ops::transpose::transpose_variant(&caps_of(client), dtype).to_string();
             let xr = dx.as_ref();
             op = Box::new(move |out| cubeport::transpose_into(client, xr.clone(), out));
         }

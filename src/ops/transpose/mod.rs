@@ -5,7 +5,9 @@
 //! | `naive` | one unit per element: coalesced reads, writes strided by `rows` (the baseline naive GPU code loses with) | all |
 //! | `tiled<T>_pad<P>` | a cube per `T × T` tile through shared memory; `P = 1` pads each tile row by one word so column reads do not conflict on banks | all |
 //!
-//! The automatic choice is `tiled32_pad1`. Values are moved, never computed: results are exact.
+//! The automatic choice is `tiled64_pad1` (64 × 64 tiles, 16 elements per unit: 0.93× the device
+//! copy on the H200, where `tiled32_pad1` reaches 0.84×), or `tiled32_pad1` on devices whose
+//! cubes are narrower than 64. Values are moved, never computed: results are exact.
 
 use crate::ops::group::spread_cubes;
 use crate::{DType, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of};
@@ -37,7 +39,18 @@ impl fmt::Display for TransposeVariant {
 }
 
 /// The default variant.
-pub const DEFAULT_TRANSPOSE: TransposeVariant = TransposeVariant::Tiled { tile: 32, pad: 1 };
+pub const DEFAULT_TRANSPOSE: TransposeVariant = TransposeVariant::Tiled { tile: 64, pad: 1 };
+
+/// The automatic choice on this device: [`DEFAULT_TRANSPOSE`] where a cube may be 64 wide and
+/// hold its 64 × 65 tile, else `tiled32_pad1`.
+pub fn transpose_variant(caps: &crate::Caps, dtype: DType) -> TransposeVariant {
+    let fits = caps.max_cube_dim[0] >= 64 && 64 * 65 * dtype.size() <= caps.max_shared_bytes;
+    if fits {
+        DEFAULT_TRANSPOSE
+    } else {
+        TransposeVariant::Tiled { tile: 32, pad: 1 }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct TransposeSpec {
@@ -109,7 +122,8 @@ pub fn transpose_into<R: Runtime>(
     input: TensorRef<'_>,
     output: TensorMut<'_>,
 ) -> Result<(), Error> {
-    transpose_with(client, input, output, DEFAULT_TRANSPOSE)
+    let variant = transpose_variant(&caps_of(client), input.layout.dtype);
+    transpose_with(client, input, output, variant)
 }
 
 /// [`transpose_into`] with a chosen variant.
