@@ -49,6 +49,26 @@ impl DType {
         }
     }
 
+    /// The dtype of cubecl's storage type, as framework tensors built on cubecl carry it (Burn's
+    /// `DType` converts into `cubecl::ir::StorageType`); `None` for types cubeport has no kernels
+    /// for.
+    ///
+    /// ```
+    /// use cubeport::{DType, cubecl::ir::{ElemType, FloatKind, StorageType}};
+    /// assert_eq!(DType::from_cubecl(StorageType::Scalar(ElemType::Float(FloatKind::F32))), Some(DType::F32));
+    /// ```
+    pub fn from_cubecl(storage: cubecl::ir::StorageType) -> Option<DType> {
+        use cubecl::ir::{ElemType, FloatKind, IntKind, StorageType, UIntKind};
+        match storage {
+            StorageType::Scalar(ElemType::Float(FloatKind::F32)) => Some(DType::F32),
+            StorageType::Scalar(ElemType::Float(FloatKind::F16)) => Some(DType::F16),
+            StorageType::Scalar(ElemType::Float(FloatKind::BF16)) => Some(DType::BF16),
+            StorageType::Scalar(ElemType::UInt(UIntKind::U32)) => Some(DType::U32),
+            StorageType::Scalar(ElemType::Int(IntKind::I32)) => Some(DType::I32),
+            _ => None,
+        }
+    }
+
     /// Lowercase name (`f32`, `f16`, `bf16`).
     pub fn name(self) -> &'static str {
         match self {

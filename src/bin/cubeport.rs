@@ -575,7 +575,7 @@ fn measure_histogram<R: Runtime, E: Element>(
     } else {
         time_op(client, || op(&mut counts))?
     };
-    let bytes = x.len() * std::mem::size_of::<E>();
+    let bytes = std::mem::size_of_val(x);
     Ok(Measured {
         variant: cubeport::HistogramVariant::select(&caps_of(client), bins).to_string(),
         cmp,

@@ -128,7 +128,7 @@ pub fn histogram_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     let caps = cubeport::caps_of(client);
     let x = DeviceTensor::from_slice(client, &seeded::<f32>(1, 64, 0.0, 1.0), &[64]).unwrap();
     let xi = DeviceTensor::from_slice(client, &[1i32; 64], &[64]).unwrap();
-    let mut counts = poisoned_counts(client, 8);
+    let counts = poisoned_counts(client, 8);
     let range = Binning::Range { lo: 0.0, hi: 1.0 };
     let shape_err = |r: Result<(), Error>| match r {
         Err(Error::Shape { source, .. }) => source,

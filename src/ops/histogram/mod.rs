@@ -164,10 +164,13 @@ impl HistogramSpec {
                 }
                 let width = hi - lo;
                 let scale = bins as f32 / width;
-                if !(lo.is_finite() && hi.is_finite() && lo < hi)
-                    || !width.is_finite()
-                    || !(scale.is_finite() && scale > 0.0)
-                {
+                let valid = lo.is_finite()
+                    && hi.is_finite()
+                    && lo < hi
+                    && width.is_finite()
+                    && scale.is_finite()
+                    && scale > 0.0;
+                if !valid {
                     return Err(ShapeError::BadRange {
                         lo: lo.to_string(),
                         hi: hi.to_string(),

@@ -1,0 +1,161 @@
+//! cubeport kernels on Burn 0.21 tensors, in place: no copy in or out.
+//!
+//! Burn's CubeCL backend (`burn_cubecl::CubeBackend<R, …>`, the backend under `burn::backend::Wgpu`
+//! and `burn::backend::Cuda`) stores every float tensor as a `CubeTensor<R>`: a cubecl `Handle`,
+//! shape and strides, and the `ComputeClient` it lives on — the same cubecl 0.10 types cubeport
+//! takes. So a Burn tensor is handed to cubeport as a `TensorRef` over its handle, cubeport
+//! writes into a Burn-allocated output through a `TensorMut`, and the result goes back into a
+//! `burn::Tensor` without leaving the device. Work is queued on Burn's own client, so it is
+//! ordered with Burn's ops without any sync.
+//!
+//! For each backend with a device (wgpu: Vulkan or lavapipe; CUDA), this runs cubeport's fused
+//! bias + GELU, softmax and matmul-with-epilogue on Burn tensors and checks each against Burn's
+//! own ops (`gelu(x + b)`, `softmax(x, 1)`, `gelu(a.matmul(b) + bias)`). Exit status 1 on any
+//! mismatch. Backends without a device print `SKIP` (a failure under `CUBEPORT_STRICT=1`).
+//!
+//! ```text
+//! cargo run --release -p burn-interop
+//! ```
+
+use burn::tensor::activation::{gelu, softmax};
+use burn::tensor::{Distribution, Tensor, TensorPrimitive};
+use burn_cubecl::{CubeBackend, CubeRuntime, tensor::CubeTensor};
+use cubeport::{Activation, BackendKind, DType, GeluApprox, TensorMut, TensorRef};
+use std::process::ExitCode;
+
+type Backend<R> = CubeBackend<R, f32, i32, u32>;
+
+/// The cubeport view of a Burn float tensor: its handle, shape, strides and dtype.
+fn view<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorRef<'_> {
+    TensorRef::new(&t.handle, t.meta.shape(), t.meta.strides(), dtype_of(t))
+}
+
+/// The writable cubeport view of a Burn tensor cubeport is to fill.
+fn view_mut<R: CubeRuntime>(t: &CubeTensor<R>) -> TensorMut<'_> {
+    TensorMut::new(&t.handle, t.meta.shape(), t.meta.strides(), dtype_of(t))
+}
+
+fn dtype_of<R: CubeRuntime>(t: &CubeTensor<R>) -> DType {
+    // Burn's dtype converts into cubecl's storage type, which cubeport maps; f32 here.
+    DType::from_cubecl(t.dtype.into()).unwrap_or(DType::F32)
+}
+
+/// The `CubeTensor` behind a Burn float tensor (cloning a Burn tensor clones a handle, not data).
+fn primitive<R: CubeRuntime, const D: usize>(t: &Tensor<Backend<R>, D>) -> CubeTensor<R> {
+    t.clone().into_primitive().tensor()
+}
+
+fn from_primitive<R: CubeRuntime, const D: usize>(t: CubeTensor<R>) -> Tensor<Backend<R>, D> {
+    Tensor::from_primitive(TensorPrimitive::Float(t))
+}
+
+fn max_abs_diff<R: CubeRuntime, const D: usize>(
+    a: Tensor<Backend<R>, D>,
+    b: Tensor<Backend<R>, D>,
+) -> f32 {
+    let a = a.into_data().to_vec::<f32>().unwrap_or_default();
+    let b = b.into_data().to_vec::<f32>().unwrap_or_default();
+    if a.len() != b.len() || a.is_empty() {
+        return f32::INFINITY;
+    }
+    a.iter()
+        .zip(&b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
+
+/// Runs the three ops on `device`; returns the failures.
+fn check<R: CubeRuntime>(device: R::Device, name: &str) -> Result<Vec<String>, cubeport::Error> {
+    let mut failures = Vec::new();
+    let mut report = |what: &str, diff: f32, tol: f32| {
+        let ok = diff <= tol;
+        println!(
+            "{name:5} {what:28} max |cubeport − burn| = {diff:.2e} (tolerance {tol:.0e}) {}",
+            if ok { "ok" } else { "FAILED" }
+        );
+        if !ok {
+            failures.push(format!("{name} {what}"));
+        }
+    };
+    <Backend<R> as burn::tensor::backend::Backend>::seed(&device, 7);
+    // Ragged sizes: nothing is a multiple of a tile or a vector width.
+    let (rows, cols, k) = (67, 1003, 129);
+    let x =
+        Tensor::<Backend<R>, 2>::random([rows, cols], Distribution::Uniform(-3.0, 3.0), &device);
+    let bias = Tensor::<Backend<R>, 1>::random([cols], Distribution::Uniform(-1.0, 1.0), &device);
+    let (px, pbias) = (primitive(&x), primitive(&bias));
+    let client = px.client.clone();
+
+    // 1. bias + GELU (erf, Burn's gelu), fused in one pass, into a Burn-allocated tensor.
+    let out = primitive(&Tensor::<Backend<R>, 2>::empty([rows, cols], &device));
+    cubeport::bias_activation_into(
+        &client,
+        view(&px),
+        view(&pbias),
+        view_mut(&out),
+        Activation::Gelu(GeluApprox::Erf),
+    )?;
+    let want = gelu(x.clone() + bias.clone().unsqueeze::<2>());
+    report("bias + gelu", max_abs_diff(from_primitive(out), want), 1e-5);
+
+    // 2. softmax along the last axis.
+    let out = primitive(&Tensor::<Backend<R>, 2>::empty([rows, cols], &device));
+    cubeport::softmax_into(&client, view(&px), view_mut(&out), 1)?;
+    report(
+        "softmax",
+        max_abs_diff(from_primitive(out), softmax(x.clone(), 1)),
+        1e-6,
+    );
+
+    // 3. matmul with the fused epilogue gelu(a·b + bias); `b` is a transposed Burn view
+    //    (strides, no copy), which cubeport reads as is.
+    let a = Tensor::<Backend<R>, 2>::random([rows, k], Distribution::Uniform(-1.0, 1.0), &device);
+    let bt = Tensor::<Backend<R>, 2>::random([cols, k], Distribution::Uniform(-1.0, 1.0), &device);
+    let b = bt.transpose(); // [k, cols], strides [1, k]
+    let (pa, pb) = (primitive(&a), primitive(&b));
+    let out = primitive(&Tensor::<Backend<R>, 2>::empty([rows, cols], &device));
+    cubeport::matmul_fused_into(
+        &client,
+        view(&pa),
+        view(&pb),
+        Some(view(&pbias)),
+        Activation::Gelu(GeluApprox::Erf),
+        view_mut(&out),
+    )?;
+    let want = gelu(a.matmul(b) + bias.unsqueeze::<2>());
+    report(
+        "matmul + bias + gelu (bᵀ view)",
+        max_abs_diff(from_primitive(out), want),
+        1e-4,
+    );
+    Ok(failures)
+}
+
+fn main() -> ExitCode {
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for status in cubeport::backends::available() {
+        if let Err(e) = &status.device {
+            cubeport::testing::skip("burn_interop", &status.kind.to_string(), &e.to_string());
+            continue;
+        }
+        let result = match status.kind {
+            BackendKind::Wgpu => check::<cubecl::wgpu::WgpuRuntime>(Default::default(), "wgpu"),
+            BackendKind::Cuda => check::<cubecl::cuda::CudaRuntime>(Default::default(), "cuda"),
+            #[allow(unreachable_patterns)]
+            _ => continue,
+        };
+        ran += 1;
+        match result {
+            Ok(f) => failures.extend(f),
+            Err(e) => failures.push(format!("{}: {e}", status.kind)),
+        }
+    }
+    if failures.is_empty() && ran > 0 {
+        println!("burn interop: all checks passed on {ran} backend(s)");
+        ExitCode::SUCCESS
+    } else {
+        eprintln!("burn interop: {ran} backend(s) run, failures: {failures:?}");
+        ExitCode::FAILURE
+    }
+}
