@@ -323,3 +323,224 @@ pub fn matmul_cases<'c, R: Runtime, E: crate::Element>(
     }
     Ok(cases)
 }
+
+/// The compute ceiling: 8 independent FMA chains per unit, `E` arithmetic, enough cubes to
+/// fill the device several times (FLOPs: 2 per FMA).
+///
+/// # Errors
+/// Allocation or launch errors.
+pub fn fma_case<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Case<'c>, Error> {
+    let caps = crate::caps_of(client);
+    let units = caps.num_sms.map_or(64, |s| s as usize) * 2048 * 4;
+    let iters: u32 = match scale {
+        Scale::Quick => 64,
+        Scale::Full => 4096,
+    };
+    let out = DeviceTensor::<E>::empty(client, &[units])?;
+    let go = move || {
+        crate::checked_launch(client, "fma_peak", || {
+            // SAFETY: `out` holds `units` elements, one per launched unit.
+            unsafe {
+                cubeport_kernels::peak::fma_peak_kernel::launch_unchecked::<E, R>(
+                    client,
+                    CubeCount::new_1d((units / 256) as u32),
+                    CubeDim::new_1d(256),
+                    ArrayArg::from_raw_parts(out.handle().clone(), units),
+                    0.999,
+                    0.001,
+                    iters,
+                );
+            }
+            Ok(())
+        })
+    };
+    Ok(Case {
+        family: "fma_peak",
+        variant: "8_chains".into(),
+        size: format!("{units}x{iters}"),
+        bytes: (units * E::DTYPE.size()) as u64,
+        flops: 16 * units as u64 * iters as u64,
+        run: Box::new(go),
+    })
+}
+
+/// Fused bias + activation over f32 (`add`, `bias_relu_scale`, `bias_gelu_tanh`), full-length
+/// bias; bytes: two inputs read and one output written. FLOPs are nominal (1, 3, 12 per element).
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn activation_cases<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    use crate::{Activation, GeluApprox};
+    let caps = crate::caps_of(client);
+    let n = match scale {
+        Scale::Quick => 1 << 20,
+        Scale::Full => (64usize << 20).min(caps.max_alloc_bytes as usize / 4),
+    };
+    let x: Vec<f32> = seeded(90, n, -4.0, 4.0);
+    let b: Vec<f32> = seeded(91, n, -1.0, 1.0);
+    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[n])?);
+    let db = std::rc::Rc::new(DeviceTensor::from_slice(client, &b, &[n])?);
+    let (xf, bf) = (crate::testing::to_f64(&x), crate::testing::to_f64(&b));
+    let mut cases = vec![copy_case(client, n)?];
+    for (act, flops) in [
+        (Activation::Identity, 1),
+        (Activation::ReluScale { scale: 0.5 }, 3),
+        (Activation::Gelu(GeluApprox::Tanh), 12),
+    ] {
+        let mut dy = poisoned::<R, f32>(client, &[n])?;
+        let (dx, db) = (dx.clone(), db.clone());
+        let go = move |y: &mut DeviceTensor<f32>| {
+            crate::bias_activation_into(
+                client,
+                dx.as_ref().as_ref(),
+                db.as_ref().as_ref(),
+                y.as_mut(),
+                act,
+            )
+        };
+        go(&mut dy)?;
+        let want = reference::bias_activation(&xf, &bf, act);
+        let got = crate::testing::to_f64(&dy.to_vec(client)?);
+        verify(
+            reference::compare(&got, &want, reference::Tolerance::elementwise(DType::F32)).ok(),
+            act.name(),
+        )?;
+        cases.push(Case {
+            family: "activation",
+            variant: act.name().to_string(),
+            size: size_name(n),
+            bytes: 3 * n as u64 * 4,
+            flops: flops * n as u64,
+            run: Box::new(move || go(&mut dy)),
+        });
+    }
+    Ok(cases)
+}
+
+/// Reductions and row-wise ops over f32: sum of everything, per-row sums, softmax and GEMV
+/// (`rows × cols` = 16384 × 4096 and 8192 × 8192 at `Full`). Bytes: inputs read once, outputs
+/// written once. FLOPs nominal (1 per element; softmax 5; GEMV 2).
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn reduce_cases<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    use crate::reference::{Reduction, Tolerance};
+    let caps = crate::caps_of(client);
+    let (rows, cols) = match scale {
+        Scale::Quick => (256, 4096),
+        Scale::Full if caps.max_alloc_bytes >= 1 << 28 => (16384, 4096),
+        Scale::Full => (4096, 4096),
+    };
+    let n = rows * cols;
+    let x: Vec<f32> = seeded(92, n, -1.0, 1.0);
+    let xf = crate::testing::to_f64(&x);
+    let abs: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
+    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
+    let mut cases = Vec::new();
+    let size = format!("{rows}x{cols}");
+    // Whole-array sum and per-row sums.
+    for (name, axis, out_shape) in [
+        ("sum_all", None, vec![1]),
+        ("sum_rows", Some(1), vec![rows]),
+    ] {
+        let mut dy = poisoned::<R, f32>(client, &out_shape)?;
+        let d = dx.clone();
+        let go = move |y: &mut DeviceTensor<f32>| {
+            crate::reduce_into(
+                client,
+                d.as_ref().as_ref(),
+                y.as_mut(),
+                axis,
+                Reduction::Sum,
+            )
+        };
+        go(&mut dy)?;
+        let want = reference::reduce(&xf, &[rows, cols], axis, Reduction::Sum);
+        let sum_abs = reference::reduce(&abs, &[rows, cols], axis, Reduction::Sum);
+        let k = axis.map_or(n, |_| cols);
+        let got = crate::testing::to_f64(&dy.to_vec(client)?);
+        let ok = reference::compare_each(&got, &want, |i| {
+            Tolerance::reduction(DType::F32, k, sum_abs[i])
+        })
+        .ok();
+        verify(ok, name)?;
+        cases.push(Case {
+            family: "reduce",
+            variant: name.into(),
+            size: size.clone(),
+            bytes: ((n + out_shape[0]) * 4) as u64,
+            flops: n as u64,
+            run: Box::new(move || go(&mut dy)),
+        });
+    }
+    // Softmax along rows.
+    let mut dy = poisoned::<R, f32>(client, &[rows, cols])?;
+    let d = dx.clone();
+    let go = move |y: &mut DeviceTensor<f32>| {
+        crate::softmax_into(client, d.as_ref().as_ref(), y.as_mut(), 1)
+    };
+    go(&mut dy)?;
+    let want = reference::softmax(&xf, cols, false);
+    let got = crate::testing::to_f64(&dy.to_vec(client)?);
+    verify(
+        reference::compare(&got, &want, Tolerance::softmax(DType::F32, cols, false)).ok(),
+        "softmax",
+    )?;
+    let variant = crate::ops::softmax::softmax_variant(client, cols, DType::F32);
+    cases.push(Case {
+        family: "softmax",
+        variant: format!("auto_{variant}"),
+        size: size.clone(),
+        bytes: 2 * n as u64 * 4,
+        flops: 5 * n as u64,
+        run: Box::new(move || go(&mut dy)),
+    });
+    // GEMV y = A·v over the same matrix.
+    let v: Vec<f32> = seeded(93, cols, -1.0, 1.0);
+    let vf = crate::testing::to_f64(&v);
+    let dv = DeviceTensor::from_slice(client, &v, &[cols])?;
+    let mut dy = poisoned::<R, f32>(client, &[rows])?;
+    let d = dx.clone();
+    let go = move |y: &mut DeviceTensor<f32>| {
+        crate::gemv_into(
+            client,
+            d.as_ref().as_ref(),
+            dv.as_ref(),
+            y.as_mut(),
+            crate::Transpose::No,
+        )
+    };
+    go(&mut dy)?;
+    let want = reference::gemv(&xf, rows, cols, &vf, false);
+    let sum_abs = reference::gemv(
+        &abs,
+        rows,
+        cols,
+        &vf.iter().map(|v| v.abs()).collect::<Vec<_>>(),
+        false,
+    );
+    let got = crate::testing::to_f64(&dy.to_vec(client)?);
+    let ok = reference::compare_each(&got, &want, |i| {
+        Tolerance::reduction(DType::F32, cols, sum_abs[i])
+    })
+    .ok();
+    verify(ok, "gemv")?;
+    cases.push(Case {
+        family: "gemv",
+        variant: "auto".into(),
+        size,
+        bytes: ((n + cols + rows) * 4) as u64,
+        flops: 2 * n as u64,
+        run: Box::new(move || go(&mut dy)),
+    });
+    Ok(cases)
+}

@@ -4,6 +4,7 @@
 //! cubeport                 # = cubeport check: every kernel × backend × dtype, vs the f64 reference
 //! cubeport devices         # backends compiled in, devices found, capabilities
 //! cubeport check --backend wgpu --elems 1048581
+//! cubeport bench --quick --json bench.json --plots plots/   # roofline report (see bench.rs)
 //! ```
 //! The exit status is 0 only when every row is within tolerance and the backends agree.
 
@@ -37,7 +38,12 @@ enum Command {
     Check(CheckArgs),
     /// List backends, devices and capabilities.
     Devices,
+    /// Roofline report: every kernel family against ceilings measured in the same run, launch
+    /// overhead, transfers and JIT cost; table, JSON and SVG charts.
+    Bench(bench::BenchArgs),
 }
+
+mod bench;
 
 #[derive(clap::Args, Default)]
 struct CheckArgs {
@@ -57,6 +63,7 @@ fn main() -> ExitCode {
     match cli.command.unwrap_or(Command::Check(CheckArgs::default())) {
         Command::Devices => devices(),
         Command::Check(args) => check(args),
+        Command::Bench(args) => bench::run(args),
     }
 }
 

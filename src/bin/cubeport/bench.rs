@@ -1,0 +1,878 @@
+//! `cubeport bench`: where every kernel stands against ceilings measured in the same run.
+//!
+//! For each backend with a device:
+//! 1. **Ceilings**: device copy bandwidth (cubeport's vector copy of the largest buffer the sweep
+//!    uses) and the FMA peak per dtype (8 independent FMA chains per unit, f32 and f16).
+//! 2. **Kernels**: the cases of `cubeport::cases` (shared with the criterion benches; each checked
+//!    against the CPU reference when built), timed, placed on the roofline: arithmetic intensity
+//!    = FLOPs / bytes, attainable = min(copy bandwidth × intensity, FMA peak), % of that.
+//! 3. **Launch overhead**: a 1-element copy launched back to back and launch + sync; the vector
+//!    add swept from 1 element to 1 GiB per operand (inputs rotated across copies totalling
+//!    ≥ 512 MiB so the L2 cache does not serve them); the latency floor and the knee (the first
+//!    size whose time is twice the floor).
+//! 4. **Transfers**: host→device (`create_from_slice`) and device→host (`read_one`) bandwidth
+//!    across sizes; the JIT cost of the first launch of an op in the process vs a warm launch.
+//!
+//! Timing: host clock around device syncs with launches batched between them (≥ 20 ms per
+//! batch), warm-up until two batches agree within 3%, median of 7 batches. cubecl 0.10's CUDA
+//! runtime times the same way (`TimingMethod::System`); it exposes no graph capture, so the
+//! launch report has no graph variant.
+//!
+//! Output: a table on stdout, `--json FILE` (schema `docs/bench.schema.json`, checked by
+//! `tests/bench_json.rs`), `--plots DIR` (SVG: `roofline-<backend>.svg`, `launch-<backend>.svg`,
+//! `transfers-<backend>.svg`). `--quick` uses small sizes (under a minute on lavapipe).
+
+use cubeport::cases::{self, Case, Scale};
+use cubeport::cubecl::prelude::*;
+use cubeport::testing::seeded;
+use cubeport::{Activation, BackendKind, DeviceTensor, Error};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+/// Arguments of `cubeport bench`.
+#[derive(clap::Args, Default)]
+pub struct BenchArgs {
+    /// Only this backend (`cuda` or `wgpu`).
+    #[arg(long)]
+    backend: Option<String>,
+    /// Families to run (comma-separated): activation, reduce, transpose, histogram, matmul.
+    /// Default: all.
+    #[arg(long, value_delimiter = ',')]
+    family: Vec<String>,
+    /// Write the report as JSON (schema: docs/bench.schema.json).
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write SVG charts into this directory.
+    #[arg(long)]
+    plots: Option<PathBuf>,
+    /// Small sizes and fewer samples (under a minute on lavapipe).
+    #[arg(long)]
+    quick: bool,
+}
+
+pub const SCHEMA: &str = "cubeport-bench/1";
+
+#[derive(Serialize)]
+struct Report {
+    schema: &'static str,
+    created_unix: u64,
+    quick: bool,
+    backends: Vec<BackendReport>,
+}
+
+#[derive(Serialize)]
+struct BackendReport {
+    backend: String,
+    runtime: String,
+    device: String,
+    timing: &'static str,
+    ceilings: Ceilings,
+    kernels: Vec<KernelPoint>,
+    launch: Launch,
+    transfers: Vec<Transfer>,
+    jit: Jit,
+}
+
+#[derive(Serialize)]
+struct Ceilings {
+    copy_gbps: f64,
+    fma_gflops: BTreeMap<String, f64>,
+}
+
+#[derive(Serialize, Clone)]
+struct KernelPoint {
+    family: String,
+    variant: String,
+    dtype: String,
+    size: String,
+    seconds: f64,
+    bytes: u64,
+    flops: u64,
+    gbps: f64,
+    gflops: f64,
+    intensity: f64,
+    bound: &'static str,
+    pct_of_roof: f64,
+}
+
+#[derive(Serialize)]
+struct Launch {
+    trivial_batched_us: f64,
+    trivial_sync_us: f64,
+    floor_us: f64,
+    knee_bytes: Option<u64>,
+    sweep: Vec<SweepPoint>,
+    graphs: Option<f64>,
+    graphs_note: &'static str,
+}
+
+#[derive(Serialize)]
+struct SweepPoint {
+    elems: u64,
+    bytes: u64,
+    seconds: f64,
+    gbps: f64,
+}
+
+#[derive(Serialize)]
+struct Transfer {
+    bytes: u64,
+    h2d_gbps: f64,
+    d2h_gbps: f64,
+}
+
+#[derive(Serialize)]
+struct Jit {
+    op: &'static str,
+    first_ms: f64,
+    warm_us: f64,
+}
+
+fn sync<R: Runtime>(client: &ComputeClient<R>) -> Result<(), Error> {
+    cubecl::future::block_on(client.sync()).map_err(|e| Error::Launch {
+        op: "sync",
+        message: format!("{e:?}"),
+    })
+}
+
+/// Median seconds per launch of `run`, batched between syncs, after a stabilizing warm-up.
+fn time_launch<R: Runtime>(
+    client: &ComputeClient<R>,
+    quick: bool,
+    run: &mut dyn FnMut() -> Result<(), Error>,
+) -> Result<f64, Error> {
+    run()?;
+    sync(client)?;
+    let t = Instant::now();
+    run()?;
+    sync(client)?;
+    let once = t.elapsed().as_secs_f64().max(1e-7);
+    let target = if quick { 0.005 } else { 0.02 };
+    let batch = ((target / once) as usize).clamp(1, 2000);
+    let mut timed = |n: usize| -> Result<f64, Error> {
+        sync(client)?;
+        let t = Instant::now();
+        for _ in 0..n {
+            run()?;
+        }
+        sync(client)?;
+        Ok(t.elapsed().as_secs_f64() / n as f64)
+    };
+    let mut last = timed(batch)?;
+    for _ in 0..8 {
+        let now = timed(batch)?;
+        let stable = (now - last).abs() <= 0.03 * last;
+        last = now;
+        if stable {
+            break;
+        }
+    }
+    let mut samples: Vec<f64> = (0..if quick { 3 } else { 7 })
+        .map(|_| timed(batch))
+        .collect::<Result<_, _>>()?;
+    samples.sort_by(f64::total_cmp);
+    Ok(samples[samples.len() / 2])
+}
+
+pub fn run(args: BenchArgs) -> ExitCode {
+    let only = match args
+        .backend
+        .as_deref()
+        .map(str::parse::<BackendKind>)
+        .transpose()
+    {
+        Ok(k) => k,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut visitor = Visit {
+        args: &args,
+        reports: Vec::new(),
+        failed: false,
+    };
+    let visited = cubeport::testing::visit_backends("bench", only, &mut visitor);
+    if visited == 0 {
+        eprintln!("no backend has a usable device; see `cubeport devices`");
+        return ExitCode::FAILURE;
+    }
+    let report = Report {
+        schema: SCHEMA,
+        created_unix: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs()),
+        quick: args.quick,
+        backends: visitor.reports,
+    };
+    if let Some(path) = &args.json {
+        let written = serde_json::to_string_pretty(&report)
+            .map_err(|e| e.to_string())
+            .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()));
+        match written {
+            Ok(()) => eprintln!("wrote {}", path.display()),
+            Err(e) => {
+                eprintln!("writing {}: {e}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(dir) = &args.plots {
+        for b in &report.backends {
+            if let Err(e) = plots::write_all(dir, b) {
+                eprintln!("plots for {}: {e}", b.backend);
+                return ExitCode::FAILURE;
+            }
+        }
+        eprintln!("wrote charts into {}", dir.display());
+    }
+    if visitor.failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+struct Visit<'a> {
+    args: &'a BenchArgs,
+    reports: Vec<BackendReport>,
+    failed: bool,
+}
+
+impl cubeport::testing::BackendVisitor for Visit<'_> {
+    fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
+        match bench_backend(&client, kind, self.args) {
+            Ok(r) => self.reports.push(r),
+            Err(e) => {
+                eprintln!("bench on {kind} failed: {e}");
+                self.failed = true;
+            }
+        }
+    }
+}
+
+fn progress(total: u64, what: &str) -> indicatif::ProgressBar {
+    let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::ProgressBar::new(total)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{prefix:>10} [{bar:30}] {pos}/{len} {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_prefix(what.to_string());
+    bar
+}
+
+fn bench_backend<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    kind: BackendKind,
+    args: &BenchArgs,
+) -> Result<BackendReport, Error> {
+    let caps = cubeport::caps_of(client);
+    let quick = args.quick;
+    let scale = if quick { Scale::Quick } else { Scale::Full };
+    let wants = |f: &str| args.family.is_empty() || args.family.iter().any(|x| x == f);
+
+    // JIT first: the first launch of softmax in this process vs warm launches.
+    let jit = {
+        let x = DeviceTensor::from_slice(client, &seeded::<f32>(5, 4096, -1.0, 1.0), &[4, 1024])?;
+        let mut y = DeviceTensor::<f32>::empty(client, &[4, 1024])?;
+        sync(client)?;
+        let t = Instant::now();
+        cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1)?;
+        sync(client)?;
+        let first = t.elapsed();
+        let warm = time_launch(client, true, &mut || {
+            cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1)
+        })?;
+        Jit {
+            op: "log_softmax 4x1024 f32",
+            first_ms: first.as_secs_f64() * 1e3,
+            warm_us: warm * 1e6,
+        }
+    };
+
+    // Ceilings.
+    let copy_elems = if quick {
+        4 << 20
+    } else {
+        (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
+    };
+    let mut copy = cases::copy_case(client, copy_elems)?;
+    let copy_s = time_launch(client, quick, &mut || copy.run())?;
+    let copy_gbps = copy.bytes as f64 / copy_s / 1e9;
+    drop(copy);
+    let mut fma_gflops = BTreeMap::new();
+    {
+        let mut c32 = cases::fma_case::<R, f32>(client, scale)?;
+        let s = time_launch(client, quick, &mut || c32.run())?;
+        fma_gflops.insert("f32".to_string(), c32.flops as f64 / s / 1e9);
+    }
+    if caps.f16 {
+        let mut c16 = cases::fma_case::<R, half::f16>(client, scale)?;
+        let s = time_launch(client, quick, &mut || c16.run())?;
+        fma_gflops.insert("f16".to_string(), c16.flops as f64 / s / 1e9);
+    }
+
+    // Kernels.
+    let mut kernels = Vec::new();
+    let mut families: Vec<(
+        &str,
+        Box<dyn Fn() -> Result<Vec<Case<'c>>, Error> + 'c>,
+        &str,
+    )> = vec![
+        (
+            "activation",
+            Box::new(move || cases::activation_cases(client, scale)),
+            "f32",
+        ),
+        (
+            "reduce",
+            Box::new(move || cases::reduce_cases(client, scale)),
+            "f32",
+        ),
+        (
+            "transpose",
+            Box::new(move || cases::transpose_cases(client, scale)),
+            "f32",
+        ),
+        (
+            "histogram",
+            Box::new(move || cases::histogram_cases(client, scale)),
+            "f32",
+        ),
+        (
+            "matmul",
+            Box::new(move || cases::matmul_cases::<R, f32>(client, scale)),
+            "f32",
+        ),
+    ];
+    if caps.f16 {
+        families.push((
+            "matmul",
+            Box::new(move || cases::matmul_cases::<R, half::f16>(client, scale)),
+            "f16",
+        ));
+    }
+    if caps.bf16 {
+        families.push((
+            "matmul",
+            Box::new(move || cases::matmul_cases::<R, half::bf16>(client, scale)),
+            "bf16",
+        ));
+    }
+    for (family, make, dtype) in families {
+        if !wants(family) {
+            continue;
+        }
+        let mut built = make()?;
+        let bar = progress(built.len() as u64, &format!("{kind} {family}"));
+        for case in built.iter_mut() {
+            bar.set_message(format!("{} {}", case.variant, case.size));
+            if quick && case.variant == "naive" && case.family == "matmul" {
+                bar.inc(1);
+                continue;
+            }
+            let s = time_launch(client, quick, &mut || case.run())?;
+            let peak = fma_gflops
+                .get(dtype)
+                .or(fma_gflops.get("f32"))
+                .copied()
+                .unwrap_or(0.0);
+            kernels.push(point(case, dtype, s, copy_gbps, peak));
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+    }
+
+    // Launch overhead and the size sweep of the vector add.
+    let mut one = cases::copy_case(client, 1)?;
+    let trivial_batched = time_launch(client, quick, &mut || one.run())?;
+    let mut lat = Vec::new();
+    for _ in 0..if quick { 20 } else { 200 } {
+        let t = Instant::now();
+        one.run()?;
+        sync(client)?;
+        lat.push(t.elapsed().as_secs_f64());
+    }
+    lat.sort_by(f64::total_cmp);
+    let trivial_sync = lat[lat.len() / 2];
+    let max_elems = if quick {
+        4 << 20
+    } else {
+        (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
+    };
+    let mut sweep = Vec::new();
+    let mut elems = 1usize;
+    let steps = (max_elems as f64).log(4.0).ceil() as u64 + 1;
+    let bar = progress(steps, &format!("{kind} launch"));
+    while elems <= max_elems {
+        let bytes = 3 * elems * 4;
+        // Rotate across copies so the whole working set exceeds the L2 cache.
+        let copies = (512usize << 20).div_ceil(bytes).clamp(1, 8);
+        let mut sets = Vec::new();
+        for c in 0..copies {
+            let x = DeviceTensor::from_slice(
+                client,
+                &seeded::<f32>(c as u64, elems, -1.0, 1.0),
+                &[elems],
+            )?;
+            let b =
+                DeviceTensor::from_slice(client, &seeded::<f32>(99, elems, -1.0, 1.0), &[elems])?;
+            let y = DeviceTensor::<f32>::empty(client, &[elems])?;
+            sets.push((x, b, y));
+        }
+        let mut i = 0;
+        let s = time_launch(client, quick, &mut || {
+            let (x, b, y) = &mut sets[i % copies];
+            i += 1;
+            cubeport::bias_activation_into(
+                client,
+                x.as_ref(),
+                b.as_ref(),
+                y.as_mut(),
+                Activation::Identity,
+            )
+        })?;
+        sweep.push(SweepPoint {
+            elems: elems as u64,
+            bytes: bytes as u64,
+            seconds: s,
+            gbps: bytes as f64 / s / 1e9,
+        });
+        bar.inc(1);
+        elems = if elems == max_elems {
+            max_elems + 1
+        } else {
+            (elems * 4).min(max_elems)
+        };
+    }
+    bar.finish_and_clear();
+    let floor = sweep
+        .iter()
+        .map(|p| p.seconds)
+        .fold(f64::INFINITY, f64::min);
+    let knee = sweep
+        .iter()
+        .find(|p| p.seconds >= 2.0 * floor)
+        .map(|p| p.bytes);
+
+    // Transfers.
+    let mut transfers = Vec::new();
+    let mut bytes = 4usize << 10;
+    let max_t = if quick {
+        16 << 20
+    } else {
+        (256usize << 20).min(caps.max_alloc_bytes as usize)
+    };
+    while bytes <= max_t {
+        let n = bytes / 4;
+        let host: Vec<f32> = seeded(7, n, -1.0, 1.0);
+        let reps = if bytes < (1 << 20) { 20 } else { 5 };
+        let mut up = Vec::new();
+        let mut down = Vec::new();
+        for _ in 0..reps {
+            sync(client)?;
+            let t = Instant::now();
+            let d = DeviceTensor::from_slice(client, &host, &[n])?;
+            sync(client)?;
+            up.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            let back = d.to_vec(client)?;
+            down.push(t.elapsed().as_secs_f64());
+            if back.len() != n {
+                return Err(Error::Read {
+                    message: "short read".into(),
+                });
+            }
+        }
+        up.sort_by(f64::total_cmp);
+        down.sort_by(f64::total_cmp);
+        transfers.push(Transfer {
+            bytes: bytes as u64,
+            h2d_gbps: bytes as f64 / up[reps / 2] / 1e9,
+            d2h_gbps: bytes as f64 / down[reps / 2] / 1e9,
+        });
+        bytes *= 4;
+    }
+
+    let report = BackendReport {
+        backend: kind.to_string(),
+        runtime: caps.runtime_name.to_string(),
+        device: cubeport::backends::available()
+            .into_iter()
+            .find(|s| s.kind == kind)
+            .and_then(|s| s.device.ok())
+            .unwrap_or_default(),
+        timing: "host clock around device syncs, batched launches",
+        ceilings: Ceilings {
+            copy_gbps,
+            fma_gflops,
+        },
+        kernels,
+        launch: Launch {
+            trivial_batched_us: trivial_batched * 1e6,
+            trivial_sync_us: trivial_sync * 1e6,
+            floor_us: floor * 1e6,
+            knee_bytes: knee,
+            sweep,
+            graphs: None,
+            graphs_note: "cubecl 0.10 exposes no graph capture or launch batching API",
+        },
+        transfers,
+        jit,
+    };
+    print_report(&report);
+    Ok(report)
+}
+
+fn point(case: &Case<'_>, dtype: &str, s: f64, copy_gbps: f64, peak_gflops: f64) -> KernelPoint {
+    let gbps = case.bytes as f64 / s / 1e9;
+    let gflops = case.flops as f64 / s / 1e9;
+    let intensity = case.flops as f64 / case.bytes.max(1) as f64;
+    let mem_roof = copy_gbps * intensity; // GFLOP/s the bandwidth allows
+    let (bound, pct) = if case.flops == 0 || mem_roof < peak_gflops {
+        ("memory", 100.0 * gbps / copy_gbps)
+    } else {
+        ("compute", 100.0 * gflops / peak_gflops.max(1e-9))
+    };
+    KernelPoint {
+        family: case.family.to_string(),
+        variant: case.variant.clone(),
+        dtype: dtype.to_string(),
+        size: case.size.clone(),
+        seconds: s,
+        bytes: case.bytes,
+        flops: case.flops,
+        gbps,
+        gflops,
+        intensity,
+        bound,
+        pct_of_roof: pct,
+    }
+}
+
+fn print_report(r: &BackendReport) {
+    println!("== {} ({}) — {}", r.backend, r.runtime, r.device);
+    println!(
+        "ceilings: copy {:.1} GB/s; FMA {}",
+        r.ceilings.copy_gbps,
+        r.ceilings
+            .fma_gflops
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.0} GFLOP/s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!(
+        "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10} {:>10} {:>8} {:>8} {:>7}",
+        "family",
+        "variant",
+        "dtype",
+        "size",
+        "time",
+        "GB/s",
+        "GFLOP/s",
+        "FLOP/B",
+        "bound",
+        "% roof"
+    );
+    for k in &r.kernels {
+        println!(
+            "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10.1} {:>10.1} {:>8.2} {:>8} {:>6.1}%",
+            k.family,
+            k.variant,
+            k.dtype,
+            k.size,
+            fmt_time(k.seconds),
+            k.gbps,
+            k.gflops,
+            k.intensity,
+            k.bound,
+            k.pct_of_roof
+        );
+    }
+    println!(
+        "launch: trivial kernel {:.2} µs back to back, {:.2} µs with a sync; vector-add floor {:.2} µs, knee at {}",
+        r.launch.trivial_batched_us,
+        r.launch.trivial_sync_us,
+        r.launch.floor_us,
+        r.launch
+            .knee_bytes
+            .map_or("none in the sweep".into(), |b| format!("{} bytes", b))
+    );
+    for p in &r.launch.sweep {
+        println!(
+            "  add {:>10} elems {:>12} B {:>11} {:>9.1} GB/s",
+            p.elems,
+            p.bytes,
+            fmt_time(p.seconds),
+            p.gbps
+        );
+    }
+    for t in &r.transfers {
+        println!(
+            "transfer {:>10} B: host→device {:>7.2} GB/s, device→host {:>7.2} GB/s",
+            t.bytes, t.h2d_gbps, t.d2h_gbps
+        );
+    }
+    println!(
+        "JIT: first {} in the process {:.1} ms, warm {:.1} µs",
+        r.jit.op, r.jit.first_ms, r.jit.warm_us
+    );
+}
+
+fn fmt_time(s: f64) -> String {
+    let d = Duration::from_secs_f64(s.max(0.0));
+    if s < 1e-3 {
+        format!("{:.2} µs", d.as_secs_f64() * 1e6)
+    } else {
+        format!("{:.3} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+mod plots {
+    use super::BackendReport;
+    use plotters::prelude::*;
+    use std::path::Path;
+
+    type Res = Result<(), Box<dyn std::error::Error>>;
+
+    pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
+        std::fs::create_dir_all(dir)?;
+        roofline(&dir.join(format!("roofline-{}.svg", r.backend)), r)?;
+        launch(&dir.join(format!("launch-{}.svg", r.backend)), r)?;
+        transfers(&dir.join(format!("transfers-{}.svg", r.backend)), r)?;
+        Ok(())
+    }
+
+    const PALETTE: [RGBColor; 8] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(23, 190, 207),
+    ];
+
+    fn roofline(path: &Path, r: &BackendReport) -> Res {
+        let root = SVGBackend::new(path, (1100, 720)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let peak = r.ceilings.fma_gflops.values().copied().fold(1.0, f64::max);
+        let bw = r.ceilings.copy_gbps.max(1e-3);
+        // Kernels with no FLOPs are drawn at a nominal intensity of 0.01, at the height their
+        // bandwidth would reach there (their distance below the bandwidth line is their
+        // fraction of the copy bandwidth).
+        let place = |k: &super::KernelPoint| {
+            let x = k.intensity.max(0.01);
+            let y = if k.flops == 0 { k.gbps * x } else { k.gflops };
+            (x, y)
+        };
+        let xmax = r.kernels.iter().map(|k| place(k).0).fold(1000.0, f64::max) * 2.0;
+        let xmin = 0.005f64;
+        let ymin = r
+            .kernels
+            .iter()
+            .map(|k| place(k).1)
+            .filter(|y| *y > 0.0)
+            .fold(bw * xmin, f64::min)
+            / 2.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "Roofline — {} ({}): copy {:.0} GB/s, FMA peak {:.0} GFLOP/s",
+                    r.backend, r.device, bw, peak
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((xmin..xmax).log_scale(), (ymin..peak * 3.0).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("arithmetic intensity (FLOP/byte)")
+            .y_desc("GFLOP/s (memory-bound kernels: GB/s × intensity)")
+            .draw()?;
+        let roof: Vec<(f64, f64)> = (0..=200)
+            .map(|i| {
+                let x = xmin * (xmax / xmin).powf(i as f64 / 200.0);
+                (x, (bw * x).min(peak))
+            })
+            .collect();
+        chart
+            .draw_series(LineSeries::new(roof, BLACK.stroke_width(2)))?
+            .label("roof: min(copy bandwidth × intensity, FMA peak)")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(2)));
+        for (i, family) in families(r).iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let pts: Vec<(f64, f64)> = r
+                .kernels
+                .iter()
+                .filter(|k| &k.family == family)
+                .map(|k| {
+                    let (x, y) = place(k);
+                    (x, y.max(ymin))
+                })
+                .collect();
+            chart
+                .draw_series(pts.iter().map(|&p| Circle::new(p, 5, color.filled())))?
+                .label(family.as_str())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::LowerRight)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    }
+
+    fn families(r: &BackendReport) -> Vec<String> {
+        let mut f: Vec<String> = Vec::new();
+        for k in &r.kernels {
+            if !f.contains(&k.family) {
+                f.push(k.family.clone());
+            }
+        }
+        f
+    }
+
+    fn launch(path: &Path, r: &BackendReport) -> Res {
+        let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let pts: Vec<(f64, f64)> = r
+            .launch
+            .sweep
+            .iter()
+            .map(|p| (p.bytes as f64, p.seconds * 1e6))
+            .collect();
+        let xmax = pts.iter().map(|p| p.0).fold(1.0, f64::max) * 2.0;
+        let ymax = pts.iter().map(|p| p.1).fold(1.0, f64::max) * 2.0;
+        let ymin = pts
+            .iter()
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min)
+            .min(r.launch.trivial_batched_us)
+            / 2.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!(
+                    "Launch overhead — {}: vector add time vs size (floor {:.1} µs)",
+                    r.backend, r.launch.floor_us
+                ),
+                ("sans-serif", 18),
+            )
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (4.0f64..xmax).log_scale(),
+                (ymin.max(0.01)..ymax).log_scale(),
+            )?;
+        chart
+            .configure_mesh()
+            .x_desc("bytes moved (2 reads + 1 write)")
+            .y_desc("µs per launch")
+            .draw()?;
+        chart
+            .draw_series(LineSeries::new(pts.clone(), PALETTE[0].stroke_width(2)))?
+            .label("vector add (inputs rotated past L2)")
+            .legend(|(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[0].stroke_width(2))
+            });
+        chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, PALETTE[0].filled())))?;
+        let floor = r.launch.floor_us;
+        chart
+            .draw_series(LineSeries::new(
+                vec![(4.0, floor), (xmax, floor)],
+                PALETTE[3].stroke_width(1),
+            ))?
+            .label("latency floor")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[3]));
+        if let Some(knee) = r.launch.knee_bytes {
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(knee as f64, ymin.max(0.01)), (knee as f64, ymax)],
+                    PALETTE[2].stroke_width(1),
+                ))?
+                .label("knee (2 × floor)")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[2]));
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    }
+
+    fn transfers(path: &Path, r: &BackendReport) -> Res {
+        let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let up: Vec<(f64, f64)> = r
+            .transfers
+            .iter()
+            .map(|t| (t.bytes as f64, t.h2d_gbps))
+            .collect();
+        let down: Vec<(f64, f64)> = r
+            .transfers
+            .iter()
+            .map(|t| (t.bytes as f64, t.d2h_gbps))
+            .collect();
+        let xmax = up.iter().map(|p| p.0).fold(1.0, f64::max) * 2.0;
+        let ymax = up.iter().chain(&down).map(|p| p.1).fold(0.01, f64::max) * 2.0;
+        let ymin = up
+            .iter()
+            .chain(&down)
+            .map(|p| p.1)
+            .fold(f64::INFINITY, f64::min)
+            .max(1e-4)
+            / 2.0;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Host ↔ device transfers — {}", r.backend),
+                ("sans-serif", 18),
+            )
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((2048.0f64..xmax).log_scale(), (ymin..ymax).log_scale())?;
+        chart
+            .configure_mesh()
+            .x_desc("bytes")
+            .y_desc("GB/s")
+            .draw()?;
+        for (pts, label, c) in [
+            (up, "host → device (create_from_slice)", PALETTE[0]),
+            (down, "device → host (read_one)", PALETTE[1]),
+        ] {
+            chart
+                .draw_series(LineSeries::new(pts.clone(), c.stroke_width(2)))?
+                .label(label)
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2))
+                });
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .position(SeriesLabelPosition::UpperLeft)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! `cubeport bench --quick --json` produces a report that validates against the documented
+//! schema (`docs/bench.schema.json`), and the schema is strict enough to reject a broken one.
+
+use std::path::PathBuf;
+
+fn schema() -> serde_json::Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/bench.schema.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn bench_quick_json_matches_the_schema() {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
+        return cubeport::testing::skip(
+            "bench_quick_json_matches_the_schema",
+            "cli",
+            "built without the `cli` feature",
+        );
+    };
+    let backend = match cubeport::backends::available()
+        .into_iter()
+        .find(|s| s.device.is_ok())
+    {
+        Some(s) => s.kind.to_string(),
+        None => {
+            return cubeport::testing::skip(
+                "bench_quick_json_matches_the_schema",
+                "any",
+                "no backend has a device",
+            );
+        }
+    };
+    let out = std::env::temp_dir().join(format!("cubeport-bench-{}.json", std::process::id()));
+    let status = std::process::Command::new(exe)
+        .args([
+            "bench",
+            "--quick",
+            "--family",
+            "reduce",
+            "--backend",
+            &backend,
+            "--json",
+        ])
+        .arg(&out)
+        .status()
+        .expect("cubeport runs");
+    assert!(
+        status.success(),
+        "cubeport bench --quick exited with {status}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&out).expect("report written"))
+            .expect("valid JSON");
+    let _ = std::fs::remove_file(&out);
+    let validator = jsonschema::validator_for(&schema()).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "report violates docs/bench.schema.json: {errors:#?}"
+    );
+    // The families asked for are there, each placed on the roofline.
+    let kernels = report["backends"][0]["kernels"]
+        .as_array()
+        .expect("kernels");
+    assert!(
+        kernels.iter().any(|k| k["family"] == "softmax"),
+        "{kernels:?}"
+    );
+
+    // The schema is not vacuous: dropping a required field or adding an unknown one fails.
+    let mut broken = report.clone();
+    broken["backends"][0]["ceilings"]
+        .as_object_mut()
+        .expect("ceilings")
+        .remove("copy_gbps");
+    assert!(
+        !validator.is_valid(&broken),
+        "a report without copy_gbps passed"
+    );
+    let mut extra = report;
+    extra["backends"][0]["kernels"][0]["surprise"] = serde_json::json!(1);
+    assert!(
+        !validator.is_valid(&extra),
+        "an unknown kernel field passed"
+    );
+}
