@@ -44,6 +44,92 @@ impl Layout {
         true
     }
 
+    /// The row pitch when the tensor is a stack of dense rows: the last dimension has stride 1
+    /// and all leading dimensions collapse into one row index with a single stride `pitch ≥
+    /// cols` (frameworks pad rows for alignment: Burn's CUDA backend stores a `[67, 1003]` f32
+    /// tensor with strides `[1024, 1]`). Returns `(rows, cols, pitch)`; a dense tensor has
+    /// `pitch == cols`. `None` for any other layout or rank 0.
+    pub fn row_pitch(&self) -> Option<(usize, usize, usize)> {
+        let rank = self.shape.len();
+        if rank == 0 || self.strides.len() != rank {
+            return None;
+        }
+        let cols = self.shape[rank - 1];
+        if cols != 1 && self.strides[rank - 1] != 1 {
+            return None;
+        }
+        let rows: usize = self.shape[..rank - 1].iter().product();
+        if rank == 1 || rows <= 1 {
+            return Some((rows.max(1), cols, cols));
+        }
+        // The innermost leading dimension of extent > 1 sets the pitch; the ones above it must
+        // be dense multiples of it.
+        let mut pitch = None;
+        let mut expected = 0;
+        for d in (0..rank - 1).rev() {
+            if self.shape[d] == 1 {
+                continue;
+            }
+            match pitch {
+                None => {
+                    pitch = Some(self.strides[d]);
+                    expected = self.strides[d] * self.shape[d];
+                }
+                Some(_) => {
+                    if self.strides[d] != expected {
+                        return None;
+                    }
+                    expected *= self.shape[d];
+                }
+            }
+        }
+        let pitch = pitch.unwrap_or(cols);
+        (pitch >= cols).then_some((rows, cols, pitch))
+    }
+
+    /// Like [`Layout::expect_dense`] for a stack of dense rows with a row pitch
+    /// ([`Layout::row_pitch`]); returns `(rows, cols, pitch)`.
+    pub(crate) fn expect_rows(
+        &self,
+        name: &'static str,
+    ) -> Result<(usize, usize, usize), ShapeError> {
+        if self.strides.len() != self.shape.len() {
+            return Err(ShapeError::StridesRank {
+                name,
+                rank: self.shape.len(),
+                strides: self.strides.len(),
+            });
+        }
+        let Some((rows, cols, pitch)) = self.row_pitch() else {
+            return Err(ShapeError::NotContiguous {
+                name,
+                shape: self.shape.clone(),
+                strides: self.strides.clone(),
+            });
+        };
+        let span = if rows == 0 || cols == 0 {
+            0
+        } else {
+            (rows - 1) * pitch + cols
+        };
+        if span > MAX_ELEMS {
+            return Err(ShapeError::TooLarge {
+                name,
+                elems: span,
+                max: MAX_ELEMS,
+            });
+        }
+        let needed = (span * self.dtype.size()) as u64;
+        if needed > self.buffer_bytes {
+            return Err(ShapeError::BufferTooSmall {
+                name,
+                needed,
+                got: self.buffer_bytes,
+            });
+        }
+        Ok((rows, cols, pitch))
+    }
+
     /// Checks rank of strides, contiguity, size limits and buffer size.
     pub(crate) fn expect_dense(&self, name: &'static str) -> Result<(), ShapeError> {
         if self.strides.len() != self.shape.len() {
@@ -121,5 +207,41 @@ pub(crate) fn dense(shape: &[usize], dtype: DType) -> Layout {
         strides: Layout::contiguous_strides(shape),
         dtype,
         buffer_bytes: (shape.iter().product::<usize>() * dtype.size()).max(dtype.size()) as u64,
+    }
+}
+
+#[cfg(test)]
+mod pitch_tests {
+    use super::*;
+
+    fn layout(shape: &[usize], strides: &[usize]) -> Layout {
+        Layout {
+            shape: shape.to_vec(),
+            strides: strides.to_vec(),
+            dtype: DType::F32,
+            buffer_bytes: u64::MAX,
+        }
+    }
+
+    #[test]
+    fn row_pitch() {
+        assert_eq!(
+            layout(&[67, 1003], &[1024, 1]).row_pitch(),
+            Some((67, 1003, 1024))
+        );
+        assert_eq!(layout(&[3, 4], &[4, 1]).row_pitch(), Some((3, 4, 4)));
+        assert_eq!(layout(&[2, 3, 5], &[24, 8, 1]).row_pitch(), Some((6, 5, 8)));
+        assert_eq!(layout(&[2, 3, 5], &[30, 8, 1]).row_pitch(), None); // batch not dense over rows
+        assert_eq!(layout(&[3, 4], &[1, 3]).row_pitch(), None); // transposed
+        assert_eq!(layout(&[3, 4], &[2, 1]).row_pitch(), None); // overlapping rows
+        assert_eq!(layout(&[7], &[1]).row_pitch(), Some((1, 7, 7)));
+        let mut small = layout(&[67, 1003], &[1024, 1]);
+        small.buffer_bytes = (66 * 1024 + 1002) * 4;
+        assert!(matches!(
+            small.expect_rows("x"),
+            Err(ShapeError::BufferTooSmall { .. })
+        ));
+        small.buffer_bytes += 4;
+        assert_eq!(small.expect_rows("x"), Ok((67, 1003, 1024)));
     }
 }

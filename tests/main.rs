@@ -245,6 +245,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn padded_rows_in_place() {
+                let Some(c) = client("padded_rows_in_place") else { return };
+                crate::suite::pitched::padded_rows(&c);
+            }
+
+            #[test]
             fn activation_properties() {
                 let Some(c) = client("activation_properties") else { return };
                 crate::suite::props::activation_props(&c);

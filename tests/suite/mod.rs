@@ -4,6 +4,7 @@ pub mod activation;
 pub mod hardening;
 pub mod histogram;
 pub mod matmul;
+pub mod pitched;
 pub mod props;
 pub mod reduce;
 pub mod transpose;

@@ -69,3 +69,41 @@ pub fn activation_copy_kernel<F: Float, N: Size>(
         i += grid;
     }
 }
+
+/// [`activation_bias_kernel()`] over a stack of `rows` dense rows of `row_vecs` vectors whose
+/// row pitches differ from the row length (padded rows, as frameworks allocate them): element
+/// `(r, c)` is at vector `r · pitch + c` of each tensor; a bias pitch of 0 broadcasts one row.
+///
+/// Mapping: grid-stride over the `rows · row_vecs` vectors, row-major.
+/// Preconditions: each array holds `(rows − 1) · pitch + row_vecs` vectors (bias: `row_vecs`
+/// when its pitch is 0).
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn activation_bias_rows_kernel<F: Float, N: Size, A: Activation>(
+    input: &Array<Vector<F, N>>,
+    bias: &Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    rows: usize,
+    row_vecs: usize,
+    in_pitch: usize,
+    bias_pitch: usize,
+    out_pitch: usize,
+    scale: f32,
+) {
+    let len = rows * row_vecs;
+    let grid = CUBE_COUNT * CUBE_DIM as usize;
+    let mut i = ABSOLUTE_POS;
+    while i < len {
+        let r = i / row_vecs;
+        let c = i % row_vecs;
+        let x = input[r * in_pitch + c];
+        let b = bias[r * bias_pitch + c];
+        let mut y = Vector::<F, N>::empty();
+        #[unroll]
+        for k in 0..N::value() {
+            y[k] = F::cast_from(A::apply(f32::cast_from(x[k]) + f32::cast_from(b[k]), scale));
+        }
+        output[r * out_pitch + c] = y;
+        i += grid;
+    }
+}

@@ -7,7 +7,8 @@
 //! | [`matmul_cmma_kernel()`] | a cube of planes, each plane a 32 × 32 tile of 2 × 2 16×16 fragments | shared tiles, tensor cores through cubecl's `cmma` (WMMA on CUDA) |
 //!
 //! Operands are addressed through element strides (batch, row, column), so transposed and
-//! broadcast (batch stride 0) inputs need no copy; C is dense `[batch, m, n]`. Ragged edges
+//! broadcast (batch stride 0) inputs need no copy; C is `[batch, m, n]` with rows `c_pitch ≥ n`
+//! apart (dense when `c_pitch = n`; frameworks pad rows). Ragged edges
 //! are zero-filled on load and masked on store. The epilogue adds a per-column bias (when
 //! `bias`) and applies the [`Activation`] in f32 before the single store.
 
@@ -78,6 +79,7 @@ pub fn matmul_naive_kernel<F: Float, A: Activation>(
     k: usize,
     a_strides: Sequence<usize>,
     b_strides: Sequence<usize>,
+    c_pitch: usize,
     scale: f32,
     #[comptime] with_bias: bool,
 ) {
@@ -92,7 +94,7 @@ pub fn matmul_naive_kernel<F: Float, A: Activation>(
             acc += f32::cast_from(a[a_base + kk * a_strides[2]])
                 * f32::cast_from(b[b_base + kk * b_strides[1]]);
         }
-        c[(z * m + row) * n + col] = epilogue::<F, A>(acc, bias, col, scale, with_bias);
+        c[(z * m + row) * c_pitch + col] = epilogue::<F, A>(acc, bias, col, scale, with_bias);
     }
 }
 
@@ -237,6 +239,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
     k: usize,
     a_strides: Sequence<usize>,
     b_strides: Sequence<usize>,
+    c_pitch: usize,
     scale: f32,
     #[comptime] cfg: BlockConfig,
 ) {
@@ -343,7 +346,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
         for j in 0..cfg.tn {
             let cc = col0 + lane_offset(j, tx, cfg.tn, cfg.bn);
             if r < m && cc < n {
-                c[(z * m + r) * n + cc] =
+                c[(z * m + r) * c_pitch + cc] =
                     epilogue::<F, A>(acc[i * cfg.tn + j], bias, cc, scale, cfg.bias);
             }
         }
@@ -382,6 +385,7 @@ pub fn matmul_cmma_kernel<F: Float, A: Activation>(
     k: usize,
     a_strides: Sequence<usize>,
     b_strides: Sequence<usize>,
+    c_pitch: usize,
     scale: f32,
     #[comptime] cfg: CmmaConfig,
 ) {
@@ -544,7 +548,7 @@ pub fn matmul_cmma_kernel<F: Float, A: Activation>(
         let r = row0 + idx / bn;
         let cc = col0 + idx % bn;
         if r < m && cc < n {
-            c[(z * m + r) * n + cc] = epilogue::<F, A>(c_s[idx], bias, cc, scale, cfg.bias);
+            c[(z * m + r) * c_pitch + cc] = epilogue::<F, A>(c_s[idx], bias, cc, scale, cfg.bias);
         }
     }
 }

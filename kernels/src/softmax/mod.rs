@@ -81,7 +81,9 @@ pub fn softmax_vector<F: Float, N: Size>(
 ///
 /// Edge semantics (the f64 reference's): a row of all `-inf` gives NaN; `-inf` elements of an
 /// otherwise finite row give 0 (log: `-inf`); a NaN anywhere in a row makes the row NaN.
-/// Preconditions: `input.len() = output.len() ≥ rows · row_vecs` vectors; `cfg.group` as in
+/// Row `r` starts at vector `r · in_pitch` of `input` and `r · out_pitch` of `output` (pitches
+/// ≥ `row_vecs`: padded rows). Preconditions: both arrays hold `(rows − 1) · pitch + row_vecs`
+/// vectors; `cfg.group` as in
 /// [`GroupConfig`]; with `cfg.cached = c > 0`, `row_vecs ≤ c · cfg.group.group`; `inf = +∞`.
 #[cube(launch_unchecked)]
 pub fn softmax_rows_kernel<F: Float, N: Size>(
@@ -89,16 +91,19 @@ pub fn softmax_rows_kernel<F: Float, N: Size>(
     output: &mut Array<Vector<F, N>>,
     rows: usize,
     row_vecs: usize,
+    in_pitch: usize,
+    out_pitch: usize,
     inf: f32,
     #[comptime] cfg: SoftmaxConfig,
 ) {
     let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
     let valid = row < rows;
-    let base = row * row_vecs;
+    let base = row * in_pitch;
+    let out_base = row * out_pitch;
     if comptime!(cfg.cached > 0) {
-        softmax_row_cached::<F, N>(input, output, valid, base, row_vecs, inf, cfg);
+        softmax_row_cached::<F, N>(input, output, valid, base, out_base, row_vecs, inf, cfg);
     } else {
-        softmax_row_streamed::<F, N>(input, output, valid, base, row_vecs, inf, cfg);
+        softmax_row_streamed::<F, N>(input, output, valid, base, out_base, row_vecs, inf, cfg);
     }
 }
 
@@ -112,6 +117,7 @@ fn softmax_row_cached<F: Float, N: Size>(
     output: &mut Array<Vector<F, N>>,
     valid: bool,
     base: usize,
+    out_base: usize,
     row_vecs: usize,
     inf: f32,
     #[comptime] cfg: SoftmaxConfig,
@@ -181,7 +187,7 @@ fn softmax_row_cached<F: Float, N: Size>(
                     }
                     y[k] = F::cast_from(select(dead, nan, r));
                 }
-                output[base + i] = y;
+                output[out_base + i] = y;
             }
         }
     }
@@ -195,6 +201,7 @@ fn softmax_row_streamed<F: Float, N: Size>(
     output: &mut Array<Vector<F, N>>,
     valid: bool,
     base: usize,
+    out_base: usize,
     row_vecs: usize,
     inf: f32,
     #[comptime] cfg: SoftmaxConfig,
@@ -221,7 +228,7 @@ fn softmax_row_streamed<F: Float, N: Size>(
         let log_sum = f32::ln(row_sum);
         let mut i = first;
         while i < row_vecs {
-            output[base + i] =
+            output[out_base + i] =
                 softmax_vector::<F, N>(input[base + i], row_max, inv, log_sum, cfg.log);
             i += step;
         }

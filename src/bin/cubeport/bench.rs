@@ -2,7 +2,10 @@
 //!
 //! For each backend with a device:
 //! 1. **Ceilings**: device copy bandwidth (cubeport's vector copy of the largest buffer the sweep
-//!    uses) and the FMA peak per dtype (8 independent FMA chains per unit, f32 and f16).
+//!    uses) and the FMA peak per dtype (8 independent FMA chains per unit, f32 and f16). Every
+//!    kernel computes in f32, so the f32 peak is the compute roof of all of them (tensor-core
+//!    matmuls can exceed it; no tensor-core ceiling is measured here — `benches/matmul.rs`
+//!    compares them with cuBLAS).
 //! 2. **Kernels**: the cases of `cubeport::cases` (shared with the criterion benches; each checked
 //!    against the CPU reference when built), timed, placed on the roofline: arithmetic intensity
 //!    = FLOPs / bytes, attainable = min(copy bandwidth × intensity, FMA peak), % of that.
@@ -321,11 +324,8 @@ fn bench_backend<'c, R: Runtime>(
 
     // Kernels.
     let mut kernels = Vec::new();
-    let mut families: Vec<(
-        &str,
-        Box<dyn Fn() -> Result<Vec<Case<'c>>, Error> + 'c>,
-        &str,
-    )> = vec![
+    type MakeCases<'c> = Box<dyn Fn() -> Result<Vec<Case<'c>>, Error> + 'c>;
+    let mut families: Vec<(&str, MakeCases<'c>, &str)> = vec![
         (
             "activation",
             Box::new(move || cases::activation_cases(client, scale)),
@@ -379,11 +379,9 @@ fn bench_backend<'c, R: Runtime>(
                 continue;
             }
             let s = time_launch(client, quick, &mut || case.run())?;
-            let peak = fma_gflops
-                .get(dtype)
-                .or(fma_gflops.get("f32"))
-                .copied()
-                .unwrap_or(0.0);
+            // Every kernel computes in f32 (f16/bf16 are storage types), so the f32 FMA peak
+            // is the compute roof; tensor-core kernels are measured against it too.
+            let peak = fma_gflops.get("f32").copied().unwrap_or(0.0);
             kernels.push(point(case, dtype, s, copy_gbps, peak));
             bar.inc(1);
         }

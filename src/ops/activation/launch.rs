@@ -1,6 +1,6 @@
 //! Launchers: the only `unsafe` of the family. They accept only a validated spec and a variant.
 
-use super::spec::{ActivationSpec, ActivationVariant, BiasMode};
+use super::spec::{ActivationSpec, ActivationVariant, BiasMode, RowPitch};
 use crate::ops::not_float;
 use crate::{DType, Element, Error};
 use cubecl::prelude::*;
@@ -83,6 +83,9 @@ fn typed<R: Runtime, E: Element>(
     variant: &ActivationVariant,
     act: Act,
 ) {
+    if let Some(p) = spec.pitch {
+        return rows_typed::<R, E>(client, input, bias, output, p, variant, act);
+    }
     let config = ActivationConfig {
         broadcast: matches!(spec.bias, BiasMode::Rows { .. }),
     };
@@ -126,6 +129,56 @@ fn typed<R: Runtime, E: Element>(
             Act::GeluTanh => go!(GeluTanh, 1.0f32),
             Act::GeluErf => go!(GeluErf, 1.0f32),
         }
+    }
+}
+
+/// The padded-rows path: one launch of the row kernel at `variant.vector` (which divides the
+/// row length and every pitch).
+#[allow(clippy::too_many_arguments)]
+fn rows_typed<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    input: &Handle,
+    bias: &Handle,
+    output: &Handle,
+    p: RowPitch,
+    variant: &ActivationVariant,
+    act: Act,
+) {
+    let n = variant.vector;
+    let span = |pitch: usize| (p.rows - 1) * pitch + p.cols;
+    let bias_len = if p.bias == 0 { p.cols } else { span(p.bias) };
+    let count = CubeCount::new_1d(variant.cube_count(p.rows * p.cols / n));
+    let dim = CubeDim::new_1d(variant.cube_dim);
+    macro_rules! go {
+        ($A:ty, $scale:expr) => {
+            // SAFETY: `ActivationSpec::pitched` proved each tensor a stack of `rows` dense rows
+            // of `cols` at its pitch inside its buffer (`span` elements; a broadcast bias holds
+            // `cols`); `n` divides `cols` and every pitch, so every vector index the kernel
+            // forms, `r · pitch/n + c`, is below the array lengths given here.
+            unsafe {
+                k::activation_bias_rows_kernel::launch_unchecked::<E, $A, R>(
+                    client,
+                    count,
+                    dim,
+                    n,
+                    ArrayArg::from_raw_parts(input.clone(), span(p.input)),
+                    ArrayArg::from_raw_parts(bias.clone(), bias_len),
+                    ArrayArg::from_raw_parts(output.clone(), span(p.output)),
+                    p.rows,
+                    p.cols / n,
+                    p.input / n,
+                    p.bias / n,
+                    p.output / n,
+                    $scale,
+                )
+            }
+        };
+    }
+    match act {
+        Act::Identity => go!(Identity, 1.0f32),
+        Act::ReluScale(scale) => go!(ReluScale, scale),
+        Act::GeluTanh => go!(GeluTanh, 1.0f32),
+        Act::GeluErf => go!(GeluErf, 1.0f32),
     }
 }
 

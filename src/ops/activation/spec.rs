@@ -12,18 +12,50 @@ pub(crate) enum BiasMode {
     Rows { row_len: usize },
 }
 
+/// Row pitches of a problem whose tensors are stacks of padded rows (not all dense).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct RowPitch {
+    pub rows: usize,
+    pub cols: usize,
+    pub input: usize,
+    /// 0 when one bias row is broadcast.
+    pub bias: usize,
+    pub output: usize,
+}
+
+impl RowPitch {
+    /// What every vector width must divide: the row length and every non-zero pitch.
+    pub(crate) fn granule(&self) -> usize {
+        [self.input, self.bias, self.output]
+            .into_iter()
+            .filter(|&p| p > 0)
+            .fold(self.cols, gcd)
+    }
+}
+
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// A validated elementwise problem.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct ActivationSpec {
     pub len: usize,
     pub bias: BiasMode,
     pub dtype: DType,
+    /// `Some` when a tensor has padded rows (then the row kernel runs).
+    pub pitch: Option<RowPitch>,
 }
 
 impl ActivationSpec {
     /// Validates `input`, `bias` and `output` for `output = act(input + bias)`.
+    /// All three dense, or (frameworks' padded allocations) stacks of dense rows with row
+    /// pitches ([`Layout::row_pitch`]).
     pub(crate) fn new(input: &Layout, bias: &Layout, output: &Layout) -> Result<Self, ShapeError> {
         input.expect_nonempty("input")?;
+        if !(input.is_contiguous() && bias.is_contiguous() && output.is_contiguous()) {
+            return Self::pitched(input, bias, output);
+        }
         input.expect_dense("input")?;
         bias.expect_dense("bias")?;
         output.expect_dense("output")?;
@@ -50,6 +82,43 @@ impl ActivationSpec {
             len: input.num_elems(),
             bias: mode,
             dtype: input.dtype,
+            pitch: None,
+        })
+    }
+
+    fn pitched(input: &Layout, bias: &Layout, output: &Layout) -> Result<Self, ShapeError> {
+        let (rows, cols, in_pitch) = input.expect_rows("input")?;
+        let (_, _, out_pitch) = output.expect_rows("output")?;
+        output.expect_matches("output", input)?;
+        if bias.dtype != input.dtype {
+            return Err(ShapeError::DTypeMismatch {
+                name: "bias",
+                expected: input.dtype,
+                got: bias.dtype,
+            });
+        }
+        let (mode, bias_pitch) = if bias.shape == input.shape {
+            (BiasMode::Full, bias.expect_rows("bias")?.2)
+        } else if bias.shape == [cols] {
+            bias.expect_dense("bias")?;
+            (BiasMode::Rows { row_len: cols }, 0)
+        } else {
+            return Err(ShapeError::BiasShape {
+                bias: bias.shape.clone(),
+                input: input.shape.clone(),
+            });
+        };
+        Ok(Self {
+            len: input.num_elems(),
+            bias: mode,
+            dtype: input.dtype,
+            pitch: Some(RowPitch {
+                rows,
+                cols,
+                input: in_pitch,
+                bias: bias_pitch,
+                output: out_pitch,
+            }),
         })
     }
 
@@ -63,6 +132,7 @@ impl ActivationSpec {
             len: input.num_elems(),
             bias: BiasMode::Full,
             dtype: input.dtype,
+            pitch: None,
         })
     }
 }
@@ -98,13 +168,16 @@ impl ActivationVariant {
     /// row when the bias is broadcast; a length that the width does not divide gets a scalar
     /// tail launch.
     pub(crate) fn select(caps: &Caps, spec: &ActivationSpec) -> Self {
-        let vector = match spec.bias {
-            BiasMode::Full => caps
+        let vector = match (spec.pitch, spec.bias) {
+            (Some(p), _) => crate::ops::width_dividing(caps, spec.dtype, p.granule()),
+            (None, BiasMode::Full) => caps
                 .vector_sizes(spec.dtype.size())
                 .first()
                 .copied()
                 .unwrap_or(1),
-            BiasMode::Rows { row_len } => crate::ops::width_dividing(caps, spec.dtype, row_len),
+            (None, BiasMode::Rows { row_len }) => {
+                crate::ops::width_dividing(caps, spec.dtype, row_len)
+            }
         };
         let cube_dim = CUBE_DIM.min(caps.max_units_per_cube.max(1));
         let max_cubes = MAX_CUBES.min(caps.max_cube_count[0].max(1));
@@ -124,9 +197,10 @@ impl ActivationVariant {
     pub(crate) fn checked(self, spec: &ActivationSpec) -> Result<Self, ShapeError> {
         let fits = self.vector.is_power_of_two()
             && self.vector * spec.dtype.size() <= 16
-            && match spec.bias {
-                BiasMode::Full => true,
-                BiasMode::Rows { row_len } => row_len % self.vector == 0,
+            && match (spec.pitch, spec.bias) {
+                (Some(p), _) => p.granule() % self.vector == 0,
+                (None, BiasMode::Full) => true,
+                (None, BiasMode::Rows { row_len }) => row_len % self.vector == 0,
             }
             && self.cube_dim >= 1
             && self.max_cubes >= 1;

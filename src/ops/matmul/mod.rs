@@ -144,7 +144,8 @@ impl MatmulVariant {
 /// either batch may be 1 (broadcast). f32 accumulation; f32 products never use TF32.
 ///
 /// Operands may have any strides (a transposed view of a row-major buffer is a valid `a` or
-/// `b`); `c` is dense row-major. See [`matmul_fused_into`] for the fused epilogue.
+/// `b`); `c` is row-major, dense or with padded rows (a row pitch, as frameworks allocate).
+/// See [`matmul_fused_into`] for the fused epilogue.
 ///
 /// # Errors
 /// [`Error::Shape`]: ranks other than 2 or 3, empty dimensions, inner dimensions that differ,
@@ -323,7 +324,7 @@ fn launch<R: Runtime, E: Element>(
 ) -> Result<(), Error> {
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
-    let c_len = spec.batch * spec.m * spec.n;
+    let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
@@ -331,8 +332,8 @@ fn launch<R: Runtime, E: Element>(
                 strides_arg::<R>(spec.b_strides),
             );
             // SAFETY: `MatmulSpec::new` proved every element the strides address for
-            // `z < batch, row < m, col < n, kk < k` lies inside its buffer, `c` dense with
-            // `batch·m·n` elements and `bias` (when used) `n` elements; the kernels mask rows,
+            // `z < batch, row < m, col < n, kk < k` lies inside its buffer, `c` rows of `n` at
+            // `c_pitch` within its buffer and `bias` (when used) `n` elements; the kernels mask rows,
             // columns and depths beyond the problem and index nothing else. The grid was
             // checked against the device limits; `BlockConfig`/`CmmaConfig` meet their kernels'
             // divisibility preconditions (fixed in `MatmulVariant::block` and below).
@@ -357,6 +358,7 @@ fn launch<R: Runtime, E: Element>(
                         spec.k,
                         sa,
                         sb,
+                        spec.c_pitch,
                         $scale,
                         spec.bias,
                     ),
@@ -373,6 +375,7 @@ fn launch<R: Runtime, E: Element>(
                         spec.k,
                         sa,
                         sb,
+                        spec.c_pitch,
                         $scale,
                         CmmaConfig {
                             planes_m: 2,
@@ -403,6 +406,7 @@ fn launch<R: Runtime, E: Element>(
                             spec.k,
                             sa,
                             sb,
+                            spec.c_pitch,
                             $scale,
                             cfg,
                         )

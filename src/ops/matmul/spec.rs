@@ -13,6 +13,8 @@ pub(crate) struct MatmulSpec {
     pub a_strides: [usize; 3],
     /// Same for B.
     pub b_strides: [usize; 3],
+    /// Row pitch of `c` (elements): `n` when dense, larger for padded rows.
+    pub c_pitch: usize,
     pub dtype: DType,
     pub bias: bool,
 }
@@ -110,7 +112,7 @@ impl MatmulSpec {
         } else {
             vec![m, n]
         };
-        c.expect_dense("c")?;
+        let (_, _, c_pitch) = c.expect_rows("c")?;
         c.expect_matches(
             "c",
             &Layout {
@@ -143,6 +145,7 @@ impl MatmulSpec {
             k,
             a_strides,
             b_strides,
+            c_pitch,
             dtype: a.dtype,
             bias: bias.is_some(),
         })

@@ -27,6 +27,9 @@ const MAX_CACHED: usize = 16;
 pub(crate) struct SoftmaxSpec {
     pub rows: usize,
     pub row_len: usize,
+    /// Row pitches (elements) of input and output: `row_len` when dense; larger for padded rows.
+    pub in_pitch: usize,
+    pub out_pitch: usize,
     pub dtype: DType,
 }
 
@@ -40,13 +43,14 @@ impl SoftmaxSpec {
             return Err(ShapeError::AxisNotInnermost { axis, rank });
         }
         input.expect_nonempty("input")?;
-        input.expect_dense("input")?;
-        output.expect_dense("output")?;
+        let (rows, row_len, in_pitch) = input.expect_rows("input")?;
+        let (_, _, out_pitch) = output.expect_rows("output")?;
         output.expect_matches("output", input)?;
-        let row_len = input.shape[axis];
         Ok(Self {
-            rows: input.num_elems() / row_len,
+            rows,
             row_len,
+            in_pitch,
+            out_pitch,
             dtype: input.dtype,
         })
     }
@@ -55,7 +59,8 @@ impl SoftmaxSpec {
 /// `output = softmax(input)` along `axis` (must be the last): `y = exp(x − max) / Σ exp(x − max)`
 /// per row, computed in f32.
 ///
-/// Shapes: `input`, `output` identical, dense, non-empty. Edge semantics
+/// Shapes: `input`, `output` identical, non-empty, dense or stacks of dense rows with a row
+/// pitch (padded rows, as frameworks allocate them; see [`Layout::row_pitch`]). Edge semantics
 /// ([`crate::reference::softmax`]): a row of all `-inf` gives NaN, `-inf` entries of a finite row
 /// give 0, NaN anywhere in a row makes the row NaN.
 ///
@@ -149,7 +154,11 @@ fn softmax_impl<R: Runtime>(
     let spec = SoftmaxSpec::new(&input.layout, &output.layout, axis).map_err(Error::shape(op))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
-    let n = width_dividing(&caps, spec.dtype, spec.row_len);
+    let n = width_dividing(
+        &caps,
+        spec.dtype,
+        gcd(gcd(spec.row_len, spec.in_pitch), spec.out_pitch),
+    );
     let group = forced.unwrap_or_else(|| RowGroup::select(&caps, spec.row_len / n));
     let cfg = group.config(&caps, op)?;
     let cubes = spec.rows.div_ceil(cfg.groups_per_cube as usize);
@@ -162,10 +171,12 @@ fn softmax_impl<R: Runtime>(
         log,
         cached,
     };
+    let span = |pitch: usize| (spec.rows - 1) * pitch + spec.row_len;
     macro_rules! go {
         ($E:ty) => {
-            // SAFETY: `SoftmaxSpec::new` proved both tensors dense with `rows·row_len` elements;
-            // `n` divides `row_len`; `cfg` was checked by `RowGroup::config`; a non-zero `cached`
+            // SAFETY: `SoftmaxSpec::new` proved both tensors stacks of `rows` dense rows of
+            // `row_len` at their pitches, inside their buffers (`span` elements); `n` divides
+            // `row_len` and both pitches; `cfg` was checked by `RowGroup::config`; a non-zero `cached`
             // covers `row_len / n` vectors with `cfg.group` units.
             unsafe {
                 softmax_rows_kernel::launch_unchecked::<$E, R>(
@@ -173,10 +184,12 @@ fn softmax_impl<R: Runtime>(
                     spread_cubes(&caps, cubes),
                     CubeDim::new_2d(cfg.group, cfg.groups_per_cube),
                     n,
-                    ArrayArg::from_raw_parts(input.handle.clone(), spec.rows * spec.row_len),
-                    ArrayArg::from_raw_parts(output.handle.clone(), spec.rows * spec.row_len),
+                    ArrayArg::from_raw_parts(input.handle.clone(), span(spec.in_pitch)),
+                    ArrayArg::from_raw_parts(output.handle.clone(), span(spec.out_pitch)),
                     spec.rows,
                     spec.row_len / n,
+                    spec.in_pitch / n,
+                    spec.out_pitch / n,
                     f32::INFINITY,
                     kcfg,
                 )
@@ -192,6 +205,10 @@ fn softmax_impl<R: Runtime>(
         }
         Ok(())
     })
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[cfg(test)]
@@ -218,6 +235,8 @@ mod tests {
             SoftmaxSpec {
                 rows: 3,
                 row_len: 4,
+                in_pitch: 4,
+                out_pitch: 4,
                 dtype: DType::F32
             }
         );
