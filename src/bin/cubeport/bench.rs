@@ -29,7 +29,7 @@ use cubeport::cases::{self, Case, Scale};
 use cubeport::cubecl::prelude::*;
 use cubeport::testing::seeded;
 use cubeport::{Activation, BackendKind, DeviceTensor, Error};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,24 +54,27 @@ pub struct BenchArgs {
     /// Small sizes and fewer samples (under a minute on lavapipe).
     #[arg(long)]
     quick: bool,
+    /// Measure nothing: redraw the charts of an earlier `--json` report into `--plots`.
+    #[arg(long, requires = "plots")]
+    replot: Option<PathBuf>,
 }
 
 pub const SCHEMA: &str = "cubeport-bench/1";
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct Report {
-    schema: &'static str,
+    schema: String,
     created_unix: u64,
     quick: bool,
     backends: Vec<BackendReport>,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct BackendReport {
     backend: String,
     runtime: String,
     device: String,
-    timing: &'static str,
+    timing: String,
     ceilings: Ceilings,
     kernels: Vec<KernelPoint>,
     launch: Launch,
@@ -79,13 +82,13 @@ struct BackendReport {
     jit: Jit,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct Ceilings {
     copy_gbps: f64,
     fma_gflops: BTreeMap<String, f64>,
 }
 
-#[derive(Serialize, Clone)]
+#[derive(Serialize, Deserialize, Clone)]
 struct KernelPoint {
     family: String,
     variant: String,
@@ -97,11 +100,11 @@ struct KernelPoint {
     gbps: f64,
     gflops: f64,
     intensity: f64,
-    bound: &'static str,
+    bound: String,
     pct_of_roof: f64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct Launch {
     trivial_batched_us: f64,
     trivial_sync_us: f64,
@@ -109,10 +112,10 @@ struct Launch {
     knee_bytes: Option<u64>,
     sweep: Vec<SweepPoint>,
     graphs: Option<f64>,
-    graphs_note: &'static str,
+    graphs_note: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct SweepPoint {
     elems: u64,
     bytes: u64,
@@ -120,16 +123,16 @@ struct SweepPoint {
     gbps: f64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct Transfer {
     bytes: u64,
     h2d_gbps: f64,
     d2h_gbps: f64,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, Deserialize)]
 struct Jit {
-    op: &'static str,
+    op: String,
     first_ms: f64,
     warm_us: f64,
 }
@@ -181,6 +184,27 @@ fn time_launch<R: Runtime>(
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
+    if let (Some(json), Some(dir)) = (&args.replot, &args.plots) {
+        let report: Result<Report, String> = std::fs::read_to_string(json)
+            .map_err(|e| e.to_string())
+            .and_then(|t| serde_json::from_str(&t).map_err(|e| e.to_string()));
+        return match report {
+            Ok(r) => {
+                for b in &r.backends {
+                    if let Err(e) = plots::write_all(dir, b) {
+                        eprintln!("plots for {}: {e}", b.backend);
+                        return ExitCode::FAILURE;
+                    }
+                }
+                eprintln!("wrote charts of {} into {}", json.display(), dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("reading {}: {e}", json.display());
+                ExitCode::FAILURE
+            }
+        };
+    }
     let only = match args
         .backend
         .as_deref()
@@ -204,7 +228,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let report = Report {
-        schema: SCHEMA,
+        schema: SCHEMA.to_string(),
         created_unix: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
@@ -294,7 +318,7 @@ fn bench_backend<'c, R: Runtime>(
             cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1)
         })?;
         Jit {
-            op: "log_softmax 4x1024 f32",
+            op: "log_softmax 4x1024 f32".into(),
             first_ms: first.as_secs_f64() * 1e3,
             warm_us: warm * 1e6,
         }
@@ -507,7 +531,7 @@ fn bench_backend<'c, R: Runtime>(
             .find(|s| s.kind == kind)
             .and_then(|s| s.device.ok())
             .unwrap_or_default(),
-        timing: "host clock around device syncs, batched launches",
+        timing: "host clock around device syncs, batched launches".into(),
         ceilings: Ceilings {
             copy_gbps,
             fma_gflops,
@@ -520,7 +544,7 @@ fn bench_backend<'c, R: Runtime>(
             knee_bytes: knee,
             sweep,
             graphs: None,
-            graphs_note: "cubecl 0.10 exposes no graph capture or launch batching API",
+            graphs_note: "cubecl 0.10 exposes no graph capture or launch batching API".into(),
         },
         transfers,
         jit,
@@ -550,7 +574,7 @@ fn point(case: &Case<'_>, dtype: &str, s: f64, copy_gbps: f64, peak_gflops: f64)
         gbps,
         gflops,
         intensity,
-        bound,
+        bound: bound.into(),
         pct_of_roof: pct,
     }
 }
@@ -641,6 +665,23 @@ mod plots {
 
     type Res = Result<(), Box<dyn std::error::Error>>;
 
+    /// `1.2k`, `3.4M`, `5G`: readable log-axis labels.
+    fn si(v: &f64) -> String {
+        let v = *v;
+        let (scaled, unit) = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")]
+            .into_iter()
+            .find(|(s, _)| v.abs() >= *s)
+            .map_or((v, ""), |(s, u)| (v / s, u));
+        let text = if scaled >= 100.0 || scaled == scaled.trunc() {
+            format!("{scaled:.0}")
+        } else if scaled >= 1.0 {
+            format!("{scaled:.1}")
+        } else {
+            format!("{scaled:.2}")
+        };
+        format!("{text}{unit}")
+    }
+
     pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
         std::fs::create_dir_all(dir)?;
         roofline(&dir.join(format!("roofline-{}.svg", r.backend)), r)?;
@@ -696,6 +737,8 @@ mod plots {
             .build_cartesian_2d((xmin..xmax).log_scale(), (ymin..peak * 3.0).log_scale())?;
         chart
             .configure_mesh()
+            .x_label_formatter(&si)
+            .y_label_formatter(&si)
             .x_desc("arithmetic intensity (FLOP/byte)")
             .y_desc("GFLOP/s (memory-bound kernels: GB/s × intensity)")
             .draw()?;
@@ -779,6 +822,8 @@ mod plots {
             )?;
         chart
             .configure_mesh()
+            .x_label_formatter(&si)
+            .y_label_formatter(&si)
             .x_desc("bytes moved (2 reads + 1 write)")
             .y_desc("µs per launch")
             .draw()?;
@@ -849,6 +894,8 @@ mod plots {
             .build_cartesian_2d((2048.0f64..xmax).log_scale(), (ymin..ymax).log_scale())?;
         chart
             .configure_mesh()
+            .x_label_formatter(&si)
+            .y_label_formatter(&si)
             .x_desc("bytes")
             .y_desc("GB/s")
             .draw()?;
