@@ -49,6 +49,27 @@ fn lane_offset(i: usize, unit: usize, #[comptime] t: usize, #[comptime] block: u
     (i / half) * comptime!(block / groups) + unit * half + i % half
 }
 
+/// The `(x, y)` register tile of this unit. With at least 32 units in 8 × 4 groups, each run of
+/// 32 consecutive units (one NVIDIA warp) covers 8 tiles across × 4 down instead of 16 × 2, so
+/// a warp's shared-memory reads touch 8 B-columns and 4 A-rows' worth of tiles (a third less
+/// traffic per step). A pure relabeling of the units: correct for any plane width.
+#[cube]
+fn unit_tile<F: Float>(#[comptime] cfg: BlockConfig) -> (usize, usize) {
+    let ux = comptime!(cfg.bn / cfg.tn);
+    let uy = comptime!(cfg.bm / cfg.tm);
+    let mut tx = UNIT_POS_X as usize;
+    let mut ty = UNIT_POS_Y as usize;
+    if comptime!(ux % 8 == 0 && uy % 4 == 0 && ux * uy >= 32) {
+        let u = UNIT_POS as usize;
+        let group = u / 32;
+        let lane = u % 32;
+        let groups_x = comptime!(ux / 8);
+        tx = (group % groups_x) * 8 + lane % 8;
+        ty = (group / groups_x) * 4 + lane / 8;
+    }
+    (tx, ty)
+}
+
 /// `v` after the epilogue: `+ bias[col]` (when `bias`), then the activation.
 #[cube]
 fn epilogue<F: Float, A: Activation>(
@@ -191,14 +212,14 @@ fn multiply_stage<F: Float>(
     b_s: &SharedMemory<F>,
     acc: &mut Array<f32>,
     stage: usize,
+    tx: usize,
+    ty: usize,
     #[comptime] cfg: BlockConfig,
 ) {
     let a_stride = comptime!(cfg.bm + cfg.pad);
     let b_stride = comptime!(cfg.bn + cfg.pad);
     let a_off = stage * comptime!(cfg.bk * (cfg.bm + cfg.pad));
     let b_off = stage * comptime!(cfg.bk * (cfg.bn + cfg.pad));
-    let tx = UNIT_POS_X as usize;
-    let ty = UNIT_POS_Y as usize;
     let mut fa = Array::<f32>::new(cfg.tm);
     let mut fb = Array::<f32>::new(cfg.tn);
     #[unroll]
@@ -262,6 +283,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
     let (a_sr, a_sc) = (a_strides[1], a_strides[2]);
     let (b_sr, b_sc) = (b_strides[1], b_strides[2]);
     let tiles = k.div_ceil(cfg.bk);
+    let (tx, ty) = unit_tile::<F>(cfg);
 
     fetch_a::<F>(a, &mut ra, a_base, row0, 0, m, k, a_sr, a_sc, cfg);
     fetch_b::<F>(b, &mut rb, b_base, 0, col0, k, n, b_sr, b_sc, cfg);
@@ -298,13 +320,13 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
                     cfg,
                 );
             }
-            multiply_stage::<F>(&a_s, &b_s, &mut acc, cur, cfg);
+            multiply_stage::<F>(&a_s, &b_s, &mut acc, cur, tx, ty, cfg);
             if next < tiles {
                 stash::<F>(&ra, &rb, &mut a_s, &mut b_s, 1 - cur, cfg);
             }
             sync_cube();
         } else {
-            multiply_stage::<F>(&a_s, &b_s, &mut acc, 0, cfg);
+            multiply_stage::<F>(&a_s, &b_s, &mut acc, 0, tx, ty, cfg);
             sync_cube();
             if next < tiles {
                 fetch_a::<F>(
@@ -337,8 +359,6 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
         }
     }
 
-    let tx = UNIT_POS_X as usize;
-    let ty = UNIT_POS_Y as usize;
     #[unroll]
     for i in 0..cfg.tm {
         let r = row0 + lane_offset(i, ty, cfg.tm, cfg.bm);

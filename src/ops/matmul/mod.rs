@@ -5,8 +5,8 @@
 //! | `naive` | one unit per output, operands from global memory | the seed's first version; baseline |
 //! | `tiled16` | 16 × 16 shared tiles, one output per unit | the textbook tiled kernel |
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
-//! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles | more reuse per shared read |
-//! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched while tile `t` is multiplied, one barrier per tile) | the automatic choice for f32 |
+//! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | the automatic choice for large f32 products |
+//! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
 //! | `cmma` | tensor cores (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
@@ -92,7 +92,7 @@ impl MatmulVariant {
     }
 
     /// The automatic choice: tensor cores for f16/bf16 where available; otherwise the
-    /// double-buffered 128-blocks when the output has at least a few hundred such blocks to
+    /// 128-blocks when the output has at least a few hundred such blocks to
     /// fill the device, 64-blocks for mid sizes, 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
         if MatmulVariant::Cmma.runs_on(caps, dtype) {
@@ -101,8 +101,10 @@ impl MatmulVariant {
         let blocks = |b: usize| batch * m.div_ceil(b) * n.div_ceil(b);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
         if blocks(128) >= fill {
+            // Measured on the H200 at 8192³ after the 8 × 4 warp tiling: single-buffered
+            // 35.1 TFLOP/s, register-staged double buffer 32.6 (BENCHMARKS.md).
             MatmulVariant::Blocked128 {
-                double_buffer: true,
+                double_buffer: false,
             }
         } else if blocks(64) >= fill / 2 || m * n >= 64 * 64 {
             MatmulVariant::Blocked64
