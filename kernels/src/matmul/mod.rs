@@ -54,7 +54,7 @@ fn lane_offset(i: usize, unit: usize, #[comptime] t: usize, #[comptime] block: u
 /// a warp's shared-memory reads touch 8 B-columns and 4 A-rows' worth of tiles (a third less
 /// traffic per step). A pure relabeling of the units: correct for any plane width.
 #[cube]
-fn unit_tile<F: Float>(#[comptime] cfg: BlockConfig) -> (usize, usize) {
+fn unit_tile(#[comptime] cfg: BlockConfig) -> (usize, usize) {
     let ux = comptime!(cfg.bn / cfg.tn);
     let uy = comptime!(cfg.bm / cfg.tm);
     let mut tx = UNIT_POS_X as usize;
@@ -283,7 +283,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
     let (a_sr, a_sc) = (a_strides[1], a_strides[2]);
     let (b_sr, b_sc) = (b_strides[1], b_strides[2]);
     let tiles = k.div_ceil(cfg.bk);
-    let (tx, ty) = unit_tile::<F>(cfg);
+    let (tx, ty) = unit_tile(cfg);
 
     fetch_a::<F>(a, &mut ra, a_base, row0, 0, m, k, a_sr, a_sc, cfg);
     fetch_b::<F>(b, &mut rb, b_base, 0, col0, k, n, b_sr, b_sc, cfg);
