@@ -183,6 +183,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn transpose_integers_bit_exact() {
+                let Some(c) = client("transpose_integers_bit_exact") else { return };
+                crate::suite::transpose::transpose_integers(&c);
+            }
+
+            #[test]
             fn transpose_rejects_bad_input() {
                 let Some(c) = client("transpose_rejects_bad_input") else { return };
                 crate::suite::transpose::transpose_rejects_bad_input(&c);

@@ -94,3 +94,40 @@ pub fn transpose_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         "a rejected call wrote output"
     );
 }
+
+/// u32 and i32 transposes move bits exactly, including patterns that are NaNs as f32.
+pub fn transpose_integers<R: Runtime>(client: &ComputeClient<R>) {
+    let (rows, cols) = (37, 70);
+    let n = rows * cols;
+    let x: Vec<u32> = (0..n as u32)
+        .map(|i| match i % 5 {
+            0 => 0x7fc0_0001 ^ i, // quiet-NaN payloads as f32
+            1 => 0xff80_0000,     // -inf as f32
+            _ => i.wrapping_mul(2_654_435_761),
+        })
+        .collect();
+    let mut want = vec![0u32; n];
+    for r in 0..rows {
+        for c in 0..cols {
+            want[c * rows + r] = x[r * cols + c];
+        }
+    }
+    let dx = DeviceTensor::from_slice(client, &x, &[rows, cols]).unwrap();
+    for v in VARIANTS {
+        let dy = DeviceTensor::from_slice(client, &vec![0xDEAD_BEEFu32; n], &[cols, rows]).unwrap();
+        for dtype in [DType::U32, DType::I32] {
+            cubeport::transpose_with(
+                client,
+                cubeport::TensorRef::contiguous(dx.handle(), &[rows, cols], dtype),
+                TensorMut::contiguous(dy.handle(), &[cols, rows], dtype),
+                v,
+            )
+            .unwrap_or_else(|e| panic!("{v} {dtype}: {e}"));
+            assert!(
+                dy.to_vec(client).unwrap() == want,
+                "transpose {v} {dtype} on {}",
+                R::name(client)
+            );
+        }
+    }
+}
