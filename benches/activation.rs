@@ -14,6 +14,7 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use cubeport::BackendKind;
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Tolerance};
+use cubeport::testing::sync;
 use cubeport::testing::{compare, poisoned, seeded, to_f64};
 use cubeport::{Activation, DType, DeviceTensor, Element, GeluApprox, TensorMut, TensorRef};
 use std::time::{Duration, Instant};
@@ -40,12 +41,6 @@ fn elems_for(caps: &cubeport::Caps) -> usize {
         64 << 20
     } else {
         4 << 20
-    }
-}
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    if let Err(e) = cubecl::future::block_on(client.sync()) {
-        panic!("device sync failed: {e:?}");
     }
 }
 
@@ -95,12 +90,12 @@ fn bench_dtype<R: Runtime, E: Element>(
         BenchmarkId::new(format!("copy/{kind}/{dtype}/none"), n),
         |bench| {
             bench.iter_custom(|iters| {
-                sync(client);
+                sync(client).expect("device sync failed");
                 let t = Instant::now();
                 for _ in 0..iters {
                     cubeport::copy_into(client, dx.as_ref(), dy.as_mut()).unwrap();
                 }
-                sync(client);
+                sync(client).expect("device sync failed");
                 t.elapsed()
             })
         },
@@ -143,7 +138,7 @@ fn bench_dtype<R: Runtime, E: Element>(
             let id = BenchmarkId::new(format!("{}/{kind}/{dtype}/{bias_name}", act.name()), nx);
             group.bench_function(id, |bench| {
                 bench.iter_custom(|iters| {
-                    sync(client);
+                    sync(client).expect("device sync failed");
                     let t = Instant::now();
                     for _ in 0..iters {
                         cubeport::bias_activation_into(
@@ -155,7 +150,7 @@ fn bench_dtype<R: Runtime, E: Element>(
                         )
                         .unwrap();
                     }
-                    sync(client);
+                    sync(client).expect("device sync failed");
                     t.elapsed()
                 })
             });

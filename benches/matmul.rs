@@ -15,14 +15,9 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cubeport::cases::{Case, Scale};
 use cubeport::cubecl::prelude::*;
+use cubeport::testing::sync;
 use cubeport::{BackendKind, DType, Element};
 use std::time::{Duration, Instant};
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    if let Err(e) = cubecl::future::block_on(client.sync()) {
-        panic!("device sync failed: {e:?}");
-    }
-}
 
 fn group(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
     let mut g = c.benchmark_group("matmul");
@@ -45,12 +40,12 @@ fn bench_cases<R: Runtime>(
         let id = BenchmarkId::new(case.id(kind, dtype), case.size.clone());
         g.bench_function(id, |b| {
             b.iter_custom(|iters| {
-                sync(client);
+                sync(client).expect("device sync failed");
                 let t = Instant::now();
                 for _ in 0..iters {
                     case.run().unwrap();
                 }
-                sync(client);
+                sync(client).expect("device sync failed");
                 t.elapsed()
             })
         });

@@ -14,14 +14,9 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cubeport::cases::{Case, Scale};
 use cubeport::cubecl::prelude::*;
+use cubeport::testing::sync;
 use cubeport::{BackendKind, DType};
 use std::time::{Duration, Instant};
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    if let Err(e) = cubecl::future::block_on(client.sync()) {
-        panic!("device sync failed: {e:?}");
-    }
-}
 
 fn bench_cases<R: Runtime>(
     c: &mut Criterion,
@@ -38,12 +33,12 @@ fn bench_cases<R: Runtime>(
         let id = BenchmarkId::new(case.id(kind, DType::F32), case.size.clone());
         g.bench_function(id, |b| {
             b.iter_custom(|iters| {
-                sync(client);
+                sync(client).expect("device sync failed");
                 let t = Instant::now();
                 for _ in 0..iters {
                     case.run().unwrap();
                 }
-                sync(client);
+                sync(client).expect("device sync failed");
                 t.elapsed()
             })
         });

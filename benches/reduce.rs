@@ -13,23 +13,18 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use cubeport::BackendKind;
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Reduction, Tolerance};
+use cubeport::testing::sync;
 use cubeport::testing::{compare, compare_each, poisoned, seeded, to_f64};
 use cubeport::{DeviceTensor, GemvVariant, ReducePath, RowGroup, Transpose};
 use std::time::{Duration, Instant};
 
-fn sync<R: Runtime>(client: &ComputeClient<R>) {
-    if let Err(e) = cubecl::future::block_on(client.sync()) {
-        panic!("device sync failed: {e:?}");
-    }
-}
-
 fn time<R: Runtime>(client: &ComputeClient<R>, iters: u64, mut op: impl FnMut()) -> Duration {
-    sync(client);
+    sync(client).expect("device sync failed");
     let t = Instant::now();
     for _ in 0..iters {
         op();
     }
-    sync(client);
+    sync(client).expect("device sync failed");
     t.elapsed()
 }
 

@@ -68,6 +68,18 @@ pub fn poisoned<R: Runtime, E: Element>(
     DeviceTensor::from_slice(client, &vec![poison::<E>(); n], shape)
 }
 
+/// Waits for every launch queued on `client`; a failure the runtime reports is
+/// [`Error::Launch`] (op `"sync"`).
+///
+/// # Errors
+/// The runtime's error, rendered.
+pub fn sync<R: Runtime>(client: &ComputeClient<R>) -> Result<(), Error> {
+    cubecl::future::block_on(client.sync()).map_err(|e| Error::Launch {
+        op: "sync",
+        message: format!("{e:?}"),
+    })
+}
+
 /// Work to run once per backend with that backend's client (a generic closure, which Rust
 /// closures cannot express).
 pub trait BackendVisitor {

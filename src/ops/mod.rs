@@ -22,6 +22,11 @@ pub(crate) fn width_dividing(caps: &crate::Caps, dtype: crate::DType, len: usize
         .unwrap_or(1)
 }
 
+/// Greatest common divisor (vector widths must divide row lengths and row pitches alike).
+pub(crate) fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
 /// Splits `len` elements into a body of whole `vector`-wide vectors and a scalar tail. With a
 /// tail, the body is cut at a multiple of 256 bytes so the tail's buffer offset meets every
 /// backend's binding-offset alignment.

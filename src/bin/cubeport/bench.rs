@@ -27,7 +27,7 @@
 
 use cubeport::cases::{self, Case, Scale};
 use cubeport::cubecl::prelude::*;
-use cubeport::testing::seeded;
+use cubeport::testing::{seeded, sync};
 use cubeport::{Activation, BackendKind, DeviceTensor, Error};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -135,13 +135,6 @@ struct Jit {
     op: String,
     first_ms: f64,
     warm_us: f64,
-}
-
-fn sync<R: Runtime>(client: &ComputeClient<R>) -> Result<(), Error> {
-    cubecl::future::block_on(client.sync()).map_err(|e| Error::Launch {
-        op: "sync",
-        message: format!("{e:?}"),
-    })
 }
 
 /// Median seconds per launch of `run`, batched between syncs, after a stabilizing warm-up.

@@ -618,12 +618,7 @@ fn time_op<R: Runtime>(
     client: &ComputeClient<R>,
     mut op: impl FnMut() -> Result<(), Error>,
 ) -> Result<Option<Duration>, Error> {
-    let sync = |c: &ComputeClient<R>| {
-        cubecl::future::block_on(c.sync()).map_err(|e| Error::Launch {
-            op: "sync",
-            message: format!("{e:?}"),
-        })
-    };
+    let sync = cubeport::testing::sync::<R>;
     op()?;
     sync(client)?;
     let t0 = Instant::now();

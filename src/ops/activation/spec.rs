@@ -1,5 +1,6 @@
 //! Pure validation of activation arguments: no device, so every error path is unit-tested.
 
+use crate::ops::gcd;
 use crate::{Caps, DType, Layout, ShapeError};
 
 /// How the bias lines up with the input.
@@ -31,10 +32,6 @@ impl RowPitch {
             .filter(|&p| p > 0)
             .fold(self.cols, gcd)
     }
-}
-
-pub(crate) fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// A validated elementwise problem.

@@ -11,8 +11,8 @@
 //! (one read, one write); longer rows are read twice (the second read mostly hits L2).
 
 use crate::ops::group::spread_cubes;
-use crate::ops::width_dividing;
 use crate::ops::{RowGroup, expect_dtype_supported};
+use crate::ops::{gcd, width_dividing};
 use crate::{
     DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
 };
@@ -205,10 +205,6 @@ fn softmax_impl<R: Runtime>(
         }
         Ok(())
     })
-}
-
-fn gcd(a: usize, b: usize) -> usize {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[cfg(test)]
