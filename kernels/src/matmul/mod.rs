@@ -177,6 +177,38 @@ fn fetch_b<F: Float>(
     }
 }
 
+/// Where one cube's operands lie: batch offsets, block origin, problem size, row/column
+/// strides of A and B.
+#[derive(CubeType, Clone, Copy)]
+struct Geometry {
+    a_base: usize,
+    b_base: usize,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_sr: usize,
+    a_sc: usize,
+    b_sr: usize,
+    b_sc: usize,
+}
+
+/// Loads this unit's share of the A and B tiles at depth `k0` into registers.
+#[cube]
+fn fetch_tiles<F: Float>(
+    a: &Array<F>,
+    b: &Array<F>,
+    ra: &mut Array<F>,
+    rb: &mut Array<F>,
+    g: &Geometry,
+    k0: usize,
+    #[comptime] cfg: BlockConfig,
+) {
+    fetch_a::<F>(a, ra, g.a_base, g.row0, k0, g.m, g.k, g.a_sr, g.a_sc, cfg);
+    fetch_b::<F>(b, rb, g.b_base, k0, g.col0, g.k, g.n, g.b_sr, g.b_sc, cfg);
+}
+
 /// Stores fetched registers into shared stage `stage`: A transposed (`[bk][bm + pad]`), B as is
 /// (`[bk][bn + pad]`).
 #[cube]
@@ -285,8 +317,20 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
     let tiles = k.div_ceil(cfg.bk);
     let (tx, ty) = unit_tile(cfg);
 
-    fetch_a::<F>(a, &mut ra, a_base, row0, 0, m, k, a_sr, a_sc, cfg);
-    fetch_b::<F>(b, &mut rb, b_base, 0, col0, k, n, b_sr, b_sc, cfg);
+    let geo = Geometry {
+        a_base,
+        b_base,
+        row0,
+        col0,
+        m,
+        n,
+        k,
+        a_sr,
+        a_sc,
+        b_sr,
+        b_sc,
+    };
+    fetch_tiles::<F>(a, b, &mut ra, &mut rb, &geo, 0, cfg);
     stash::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
     sync_cube();
     for t in 0..tiles {
@@ -295,30 +339,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
             let cur = t % 2;
             // Global loads of the next tile are in flight while this one is multiplied.
             if next < tiles {
-                fetch_a::<F>(
-                    a,
-                    &mut ra,
-                    a_base,
-                    row0,
-                    next * cfg.bk,
-                    m,
-                    k,
-                    a_sr,
-                    a_sc,
-                    cfg,
-                );
-                fetch_b::<F>(
-                    b,
-                    &mut rb,
-                    b_base,
-                    next * cfg.bk,
-                    col0,
-                    k,
-                    n,
-                    b_sr,
-                    b_sc,
-                    cfg,
-                );
+                fetch_tiles::<F>(a, b, &mut ra, &mut rb, &geo, next * cfg.bk, cfg);
             }
             multiply_stage::<F>(&a_s, &b_s, &mut acc, cur, tx, ty, cfg);
             if next < tiles {
@@ -329,30 +350,7 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
             multiply_stage::<F>(&a_s, &b_s, &mut acc, 0, tx, ty, cfg);
             sync_cube();
             if next < tiles {
-                fetch_a::<F>(
-                    a,
-                    &mut ra,
-                    a_base,
-                    row0,
-                    next * cfg.bk,
-                    m,
-                    k,
-                    a_sr,
-                    a_sc,
-                    cfg,
-                );
-                fetch_b::<F>(
-                    b,
-                    &mut rb,
-                    b_base,
-                    next * cfg.bk,
-                    col0,
-                    k,
-                    n,
-                    b_sr,
-                    b_sc,
-                    cfg,
-                );
+                fetch_tiles::<F>(a, b, &mut ra, &mut rb, &geo, next * cfg.bk, cfg);
                 stash::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
             }
             sync_cube();
