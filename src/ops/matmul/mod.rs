@@ -7,6 +7,7 @@
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | the automatic choice for large f32 products |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, next tile prefetched into registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x128x8_8x8_s2` for large products) |
 //! | `cmma` | tensor cores (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
@@ -23,7 +24,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
-    BlockConfig, CmmaConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
+    BlockConfig, CmmaConfig, SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel,
+    matmul_naive_kernel, matmul_simt_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -42,8 +44,174 @@ pub enum MatmulVariant {
         /// Ping-pong shared buffers.
         double_buffer: bool,
     },
+    /// The vectorized CUDA-core kernel with this tile shape.
+    Simt(SimtShape),
     /// Tensor cores (f16/bf16 inputs, f32 accumulation).
     Cmma,
+}
+
+/// Tile shape of the vectorized CUDA-core kernel ([`MatmulVariant::Simt`]): a cube computes a
+/// `bm × bn` block through `bk`-deep shared tiles, each unit a `tm × tn` register tile (in 4 × 4
+/// groups), with 1 or 2 shared stages. Written `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>`, which
+/// [`str::parse`] reads back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SimtShape {
+    /// Block rows.
+    pub bm: u16,
+    /// Block columns.
+    pub bn: u16,
+    /// Shared tile depth.
+    pub bk: u16,
+    /// Rows per unit (a multiple of 4).
+    pub tm: u16,
+    /// Columns per unit (a multiple of 4).
+    pub tn: u16,
+    /// Shared stages, 1 or 2.
+    pub stages: u16,
+}
+
+impl SimtShape {
+    /// 128 × 128 blocks, 8-deep tiles, 8 × 8 per unit (256 units), double-buffered.
+    pub const S128: SimtShape = SimtShape::new(128, 128, 8, 8, 8, 2);
+    /// The same, one shared stage (two barriers per tile, half the shared memory).
+    pub const S128_SINGLE: SimtShape = SimtShape::new(128, 128, 8, 8, 8, 1);
+    /// 64 × 64 blocks, 16-deep tiles, 4 × 4 per unit (256 units): mid-sized outputs.
+    pub const S64: SimtShape = SimtShape::new(64, 64, 16, 4, 4, 2);
+
+    /// A shape; [`SimtShape::check`] says whether a device can run it.
+    pub const fn new(bm: u16, bn: u16, bk: u16, tm: u16, tn: u16, stages: u16) -> Self {
+        SimtShape {
+            bm,
+            bn,
+            bk,
+            tm,
+            tn,
+            stages,
+        }
+    }
+
+    fn units(&self) -> usize {
+        (self.bm / self.tm.max(1)) as usize * (self.bn / self.tn.max(1)) as usize
+    }
+
+    /// Shared memory one cube of this shape takes for `dtype`, bytes.
+    pub fn shared_bytes(&self, dtype: DType) -> usize {
+        let (bm, bn, bk, st) = (
+            self.bm as usize,
+            self.bn as usize,
+            self.bk as usize,
+            self.stages as usize,
+        );
+        st * bk * (bm + 4 * SIMT_PAD + bn) * dtype.size()
+    }
+
+    /// Why this shape cannot run on `caps` (the kernel's preconditions), if it cannot.
+    pub fn check(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
+        let SimtShape {
+            bm,
+            bn,
+            bk,
+            tm,
+            tn,
+            stages,
+        } = *self;
+        if tm == 0 || tn == 0 || tm % 4 != 0 || tn % 4 != 0 {
+            return Err(format!("{self}: tm and tn must be positive multiples of 4"));
+        }
+        if bm == 0 || bn == 0 || bk == 0 || bm % tm != 0 || bn % tn != 0 {
+            return Err(format!(
+                "{self}: bm, bn, bk must be positive, bm a multiple of tm, bn of tn"
+            ));
+        }
+        let units = self.units();
+        let (a_slots, b_slots) = (bk as usize * bm as usize / 4, bk as usize * bn as usize / 4);
+        if a_slots % units != 0 || b_slots % units != 0 {
+            return Err(format!(
+                "{self}: the {units} units must divide the {a_slots} A and {b_slots} B vectors of a tile"
+            ));
+        }
+        if !(1..=2).contains(&stages) {
+            return Err(format!("{self}: stages must be 1 or 2"));
+        }
+        if units > caps.max_units_per_cube as usize || units as u32 > caps.max_cube_dim[0] {
+            return Err(format!(
+                "{self}: {units} units exceed the device's cube size"
+            ));
+        }
+        let shared = self.shared_bytes(dtype);
+        if shared > caps.max_shared_bytes {
+            return Err(format!(
+                "{self}: {shared} bytes of shared memory exceed the device's {}",
+                caps.max_shared_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn config(&self, bias: bool, b_vec: bool, c_vec: bool) -> SimtConfig {
+        SimtConfig {
+            bm: self.bm as usize,
+            bn: self.bn as usize,
+            bk: self.bk as usize,
+            tm: self.tm as usize,
+            tn: self.tn as usize,
+            pad: SIMT_PAD,
+            stages: self.stages as usize,
+            bias,
+            b_vec,
+            c_vec,
+        }
+    }
+}
+
+/// Padding vectors per row of the transposed A tile of the SIMT kernel.
+const SIMT_PAD: usize = 1;
+
+impl fmt::Display for SimtShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let SimtShape {
+            bm,
+            bn,
+            bk,
+            tm,
+            tn,
+            stages,
+        } = self;
+        write!(f, "simt{bm}x{bn}x{bk}_{tm}x{tn}_s{stages}")
+    }
+}
+
+impl std::str::FromStr for SimtShape {
+    type Err = String;
+
+    /// Parses `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` (as printed).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>");
+        let rest = s.strip_prefix("simt").ok_or_else(bad)?;
+        let mut parts = rest.split('_');
+        let (block, unit, stages) = (
+            parts.next().ok_or_else(bad)?,
+            parts.next().ok_or_else(bad)?,
+            parts.next().ok_or_else(bad)?,
+        );
+        if parts.next().is_some() {
+            return Err(bad());
+        }
+        let nums = |t: &str, count: usize| -> Result<Vec<u16>, String> {
+            let v: Vec<u16> = t
+                .split('x')
+                .map(|x| x.parse::<u16>().map_err(|_| bad()))
+                .collect::<Result<_, _>>()?;
+            if v.len() == count { Ok(v) } else { Err(bad()) }
+        };
+        let b = nums(block, 3)?;
+        let u = nums(unit, 2)?;
+        let st = stages
+            .strip_prefix('s')
+            .and_then(|x| x.parse::<u16>().ok())
+            .ok_or_else(bad)?;
+        Ok(SimtShape::new(b[0], b[1], b[2], u[0], u[1], st))
+    }
 }
 
 impl fmt::Display for MatmulVariant {
@@ -58,14 +226,15 @@ impl fmt::Display for MatmulVariant {
             MatmulVariant::Blocked128 {
                 double_buffer: true,
             } => "blocked128_db",
+            MatmulVariant::Simt(shape) => return shape.fmt(f),
             MatmulVariant::Cmma => "cmma",
         })
     }
 }
 
 impl MatmulVariant {
-    /// Every variant, slowest first.
-    pub const ALL: [MatmulVariant; 6] = [
+    /// Every variant, slowest first (the SIMT kernel in its preset shapes).
+    pub const ALL: [MatmulVariant; 9] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -75,6 +244,9 @@ impl MatmulVariant {
         MatmulVariant::Blocked128 {
             double_buffer: true,
         },
+        MatmulVariant::Simt(SimtShape::S64),
+        MatmulVariant::Simt(SimtShape::S128_SINGLE),
+        MatmulVariant::Simt(SimtShape::S128),
         MatmulVariant::Cmma,
     ];
 
@@ -87,6 +259,7 @@ impl MatmulVariant {
                     && matches!(dtype, DType::F16 | DType::BF16)
                     && caps.plane.fixed_width() == Some(32)
             }
+            MatmulVariant::Simt(shape) => shape.check(caps, dtype).is_ok(),
             _ => true,
         }
     }
@@ -118,7 +291,7 @@ impl MatmulVariant {
             MatmulVariant::Tiled16 => (16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => (64, 16, 4, 4, false),
             MatmulVariant::Blocked128 { double_buffer } => (128, 8, 8, 4, *double_buffer),
-            MatmulVariant::Naive | MatmulVariant::Cmma => return None,
+            MatmulVariant::Naive | MatmulVariant::Cmma | MatmulVariant::Simt(_) => return None,
         };
         Some(BlockConfig {
             bm,
@@ -138,6 +311,18 @@ impl MatmulVariant {
             MatmulVariant::Naive | MatmulVariant::Tiled16 => 16,
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => 64,
             MatmulVariant::Blocked128 { .. } => 128,
+            MatmulVariant::Simt(_) => 0, // two edges: see `grid`
+        }
+    }
+
+    /// Cubes along `(n, m)`.
+    fn grid(&self, m: usize, n: usize) -> (usize, usize) {
+        match self {
+            MatmulVariant::Simt(s) => (n.div_ceil(s.bn as usize), m.div_ceil(s.bm as usize)),
+            other => {
+                let e = other.block_edge();
+                (n.div_ceil(e), m.div_ceil(e))
+            }
         }
     }
 }
@@ -259,6 +444,9 @@ fn matmul_impl<R: Runtime>(
         backend: caps.backend,
         reason,
     };
+    if let MatmulVariant::Simt(shape) = variant {
+        shape.check(&caps, spec.dtype).map_err(unsupported)?;
+    }
     if !variant.runs_on(&caps, spec.dtype) {
         return Err(unsupported(format!(
             "{variant} needs f16/bf16 and tensor cores with 32-wide planes; this is {} on a device \
@@ -266,8 +454,8 @@ fn matmul_impl<R: Runtime>(
             spec.dtype, caps.tensor_cores
         )));
     }
-    let edge = variant.block_edge();
-    let grid = [spec.n.div_ceil(edge), spec.m.div_ceil(edge), spec.batch];
+    let (gx, gy) = variant.grid(spec.m, spec.n);
+    let grid = [gx, gy, spec.batch];
     for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
         if g > max as usize {
             return Err(unsupported(format!(
@@ -327,6 +515,21 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
+    // 4-wide global accesses of the SIMT kernel: B rows contiguous, C rows 4-aligned, buffers
+    // aligned to the vector.
+    let vec_bytes = 4 * E::DTYPE.size() as u64;
+    let aligned = |h: &Handle| h.offset_start.unwrap_or(0) % vec_bytes == 0;
+    let [bz, br, bc] = spec.b_strides;
+    let nb = if bc == 1 && br % 4 == 0 && bz % 4 == 0 && spec.n % 4 == 0 && aligned(h.b) {
+        4
+    } else {
+        1
+    };
+    let nc = if spec.c_pitch % 4 == 0 && spec.n % 4 == 0 && aligned(h.c) {
+        4
+    } else {
+        1
+    };
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
@@ -387,6 +590,31 @@ fn launch<R: Runtime, E: Element>(
                             bias: spec.bias,
                         },
                     ),
+                    MatmulVariant::Simt(shape) => {
+                        let cfg = shape.config(spec.bias, nb == 4, nc == 4);
+                        // `SimtShape::check` (run by the caller) established the config's
+                        // divisibility preconditions; `nb`/`nc` are 4 only with the layouts
+                        // the kernel's vector paths require.
+                        matmul_simt_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_1d(shape.units() as u32),
+                            nb,
+                            nc,
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            spec.c_pitch,
+                            $scale,
+                            cfg,
+                        )
+                    }
                     blocked => {
                         let Some(cfg) = blocked.block(spec.bias) else {
                             return Err(Error::Unsupported {

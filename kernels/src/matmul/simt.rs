@@ -1,0 +1,342 @@
+//! The vectorized CUDA-core product: shared tiles held as 4-wide vectors, so every shared read
+//! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
+
+use super::epilogue;
+use crate::activation::Activation;
+use cubecl::prelude::*;
+
+/// Comptime shape of [`matmul_simt_kernel()`].
+///
+/// Preconditions: `tm`, `tn` are multiples of 4; `bm % tm == 0`, `bn % tn == 0`; with
+/// `u = (bm/tm)·(bn/tn)` units, `u` divides `bk·bm/4` and `bk·bn/4`; `stages` is 1 or 2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SimtConfig {
+    /// Block rows.
+    pub bm: usize,
+    /// Block columns.
+    pub bn: usize,
+    /// Depth of one shared tile.
+    pub bk: usize,
+    /// Rows per unit (groups of 4, `bm / (tm/4)` apart).
+    pub tm: usize,
+    /// Columns per unit (groups of 4, `bn / (tn/4)` apart).
+    pub tn: usize,
+    /// Padding vectors per row of the transposed A tile (spreads its transposing stores over
+    /// the banks; the reads in the inner loop are row-wise and never conflict).
+    pub pad: usize,
+    /// Shared stages: 1 (prefetch into registers, two barriers per tile) or 2 (ping-pong, one
+    /// barrier per tile).
+    pub stages: usize,
+    /// Add `bias[col]` before the activation.
+    pub bias: bool,
+    /// B is read as 4-wide vectors (the launch's `NB` is 4).
+    pub b_vec: bool,
+    /// C is written as 4-wide vectors (the launch's `NC` is 4).
+    pub c_vec: bool,
+}
+
+/// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
+/// across × 4 down when the block allows it (a relabeling: correct for any plane width).
+#[cube]
+fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
+    let mut tx = UNIT_POS as usize % ux;
+    let mut ty = UNIT_POS as usize / ux;
+    if comptime!(ux % 8 == 0 && uy % 4 == 0) {
+        let u = UNIT_POS as usize;
+        let group = u / 32;
+        let lane = u % 32;
+        let groups_x = comptime!(ux / 8);
+        tx = (group % groups_x) * 8 + lane % 8;
+        ty = (group / groups_x) * 4 + lane / 8;
+    }
+    (tx, ty)
+}
+
+/// Where one cube's operands lie (batch offsets, block origin, problem, strides).
+#[derive(CubeType, Clone, Copy)]
+struct Origin {
+    a_base: usize,
+    b_base: usize,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_sr: usize,
+    a_sc: usize,
+    b_sr: usize,
+    b_sc: usize,
+}
+
+/// Fetches this unit's share of the A tile at depth `k0`: each slot is 4 consecutive rows at
+/// one depth (scalar loads, any strides; zero outside the problem).
+#[cube]
+fn fetch_a4<F: Float>(
+    a: &Array<F>,
+    regs: &mut Array<Vector<F, Const<4>>>,
+    o: &Origin,
+    k0: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let units = comptime!((cfg.bm / cfg.tm) * (cfg.bn / cfg.tn));
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * cfg.bm / 4 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let kk = k0 + s % cfg.bk;
+        let r = o.row0 + (s / cfg.bk) * 4;
+        let mut v = Vector::<F, Const<4>>::empty();
+        #[unroll]
+        for i in 0..4usize {
+            let mut x = F::new(0.0);
+            if r + i < o.m && kk < o.k {
+                x = a[o.a_base + (r + i) * o.a_sr + kk * o.a_sc];
+            }
+            v[i] = x;
+        }
+        regs[l] = v;
+    }
+}
+
+/// Fetches this unit's share of the B tile at depth `k0`: each slot is 4 consecutive columns
+/// of one row — one 16-byte load when `NB = 4` (B row-contiguous, `n` and the row stride
+/// multiples of 4, base aligned), else 4 strided scalar loads.
+#[cube]
+fn fetch_b4<F: Float, NB: Size>(
+    b: &Array<Vector<F, NB>>,
+    regs: &mut Array<Vector<F, Const<4>>>,
+    o: &Origin,
+    k0: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let units = comptime!((cfg.bm / cfg.tm) * (cfg.bn / cfg.tn));
+    let bn4 = comptime!(cfg.bn / 4);
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * cfg.bn / 4 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let kk = k0 + s / bn4;
+        let col = o.col0 + (s % bn4) * 4;
+        let mut v = Vector::<F, Const<4>>::empty();
+        if comptime!(cfg.b_vec) {
+            let mut t = Vector::<F, NB>::empty().fill(F::new(0.0));
+            if kk < o.k && col < o.n {
+                t = b[(o.b_base + kk * o.b_sr + col) / 4];
+            }
+            #[unroll]
+            for j in 0..4usize {
+                v[j] = t[j];
+            }
+        } else {
+            #[unroll]
+            for j in 0..4usize {
+                let mut x = F::new(0.0);
+                if kk < o.k && col + j < o.n {
+                    x = b[o.b_base + kk * o.b_sr + (col + j) * o.b_sc][0];
+                }
+                v[j] = x;
+            }
+        }
+        regs[l] = v;
+    }
+}
+
+/// Stores fetched slots into shared stage `stage`: A transposed (`[bk][bm/4 + pad]` vectors),
+/// B as is (`[bk][bn/4]` vectors).
+#[cube]
+fn stash4<F: Float>(
+    ra: &Array<Vector<F, Const<4>>>,
+    rb: &Array<Vector<F, Const<4>>>,
+    a_s: &mut SharedMemory<Vector<F, Const<4>>>,
+    b_s: &mut SharedMemory<Vector<F, Const<4>>>,
+    stage: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let units = comptime!((cfg.bm / cfg.tm) * (cfg.bn / cfg.tn));
+    let a_row = comptime!(cfg.bm / 4 + cfg.pad);
+    let bn4 = comptime!(cfg.bn / 4);
+    let a_off = stage * comptime!(cfg.bk * (cfg.bm / 4 + cfg.pad));
+    let b_off = stage * comptime!(cfg.bk * cfg.bn / 4);
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * cfg.bm / 4 / units) {
+        let s = UNIT_POS as usize + l * units;
+        a_s[a_off + (s % cfg.bk) * a_row + s / cfg.bk] = ra[l];
+    }
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * cfg.bn / 4 / units) {
+        let s = UNIT_POS as usize + l * units;
+        b_s[b_off + (s / bn4) * bn4 + s % bn4] = rb[l];
+    }
+}
+
+/// `acc += A_tile · B_tile` for this unit's `tm × tn` registers from shared stage `stage`:
+/// per depth, `tm/4 + tn/4` vector reads and `tm · tn` FMAs.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn multiply4<F: Float>(
+    a_s: &SharedMemory<Vector<F, Const<4>>>,
+    b_s: &SharedMemory<Vector<F, Const<4>>>,
+    acc: &mut Array<f32>,
+    stage: usize,
+    tx: usize,
+    ty: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let a_row = comptime!(cfg.bm / 4 + cfg.pad);
+    let bn4 = comptime!(cfg.bn / 4);
+    let ga = comptime!(cfg.tm / 4);
+    let gb = comptime!(cfg.tn / 4);
+    let a_off = stage * comptime!(cfg.bk * (cfg.bm / 4 + cfg.pad)) + ty;
+    let b_off = stage * comptime!(cfg.bk * cfg.bn / 4) + tx;
+    let mut fa = Array::<Vector<F, Const<4>>>::new(ga);
+    let mut fb = Array::<Vector<F, Const<4>>>::new(gb);
+    #[unroll]
+    for kk in 0..cfg.bk {
+        #[unroll]
+        for g in 0..ga {
+            fa[g] = a_s[a_off + kk * a_row + g * comptime!(cfg.bm / 4 / ga)];
+        }
+        #[unroll]
+        for h in 0..gb {
+            fb[h] = b_s[b_off + kk * bn4 + h * comptime!(bn4 / gb)];
+        }
+        #[unroll]
+        for g in 0..ga {
+            #[unroll]
+            for i in 0..4usize {
+                let x = f32::cast_from(fa[g][i]);
+                #[unroll]
+                for h in 0..gb {
+                    #[unroll]
+                    for j in 0..4usize {
+                        let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
+                        acc[idx] += x * f32::cast_from(fb[h][j]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Shared-memory tiled, register-blocked product with 16-byte shared reads (and 16-byte B
+/// loads and C stores where the layout allows: `NB`, `NC` = 4, else 1).
+/// `CUBE_DIM = ((bm/tm)·(bn/tn), 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
+///
+/// Each unit owns `tm × tn` outputs in 4 × 4 groups (`bm/(tm/4)` rows and `bn/(tn/4)` columns
+/// apart), so a warp's vector reads of one A row and one B row touch 4 and 8 distinct vectors
+/// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers (see the
+/// loop).
+///
+/// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
+/// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
+/// `NB = 4` exactly when `cfg.b_vec`, which needs `b_strides[2] = 1` and `b_strides[0]`,
+/// `b_strides[1]`, `n` multiples of 4; `NC = 4` exactly when `cfg.c_vec`, which needs `c_pitch`
+/// and `n` multiples of 4; vector-read buffers aligned to the vector.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
+    a: &Array<F>,
+    b: &Array<Vector<F, NB>>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_strides: Sequence<usize>,
+    b_strides: Sequence<usize>,
+    c_pitch: usize,
+    scale: f32,
+    #[comptime] cfg: SimtConfig,
+) {
+    let ux = comptime!(cfg.bn / cfg.tn);
+    let uy = comptime!(cfg.bm / cfg.tm);
+    let units = comptime!(ux * uy);
+    let mut a_s = SharedMemory::<Vector<F, Const<4>>>::new(comptime!(
+        cfg.stages * cfg.bk * (cfg.bm / 4 + cfg.pad)
+    ));
+    let mut b_s =
+        SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
+    let mut ra = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bm / 4 / units));
+    let mut rb = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bn / 4 / units));
+    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
+    #[unroll]
+    for i in 0..comptime!(cfg.tm * cfg.tn) {
+        acc[i] = 0.0;
+    }
+    let z = CUBE_POS_Z as usize;
+    let o = Origin {
+        a_base: z * a_strides[0],
+        b_base: z * b_strides[0],
+        row0: CUBE_POS_Y as usize * cfg.bm,
+        col0: CUBE_POS_X as usize * cfg.bn,
+        m,
+        n,
+        k,
+        a_sr: a_strides[1],
+        a_sc: a_strides[2],
+        b_sr: b_strides[1],
+        b_sc: b_strides[2],
+    };
+    let (tx, ty) = simt_unit(ux, uy);
+    let tiles = k.div_ceil(cfg.bk);
+
+    // Software pipeline: tile t + 1 waits in registers while tile t is multiplied, and the
+    // loads of tile t + 2 are issued at the end of iteration t, so a whole multiply separates
+    // every load from its use (issued later, nvcc would sink them next to the stores).
+    fetch_a4::<F>(a, &mut ra, &o, 0, cfg);
+    fetch_b4::<F, NB>(b, &mut rb, &o, 0, cfg);
+    stash4::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
+    if tiles > 1 {
+        fetch_a4::<F>(a, &mut ra, &o, cfg.bk, cfg);
+        fetch_b4::<F, NB>(b, &mut rb, &o, cfg.bk, cfg);
+    }
+    sync_cube();
+    for t in 0..tiles {
+        let cur = (t % 2) * comptime!(cfg.stages - 1);
+        multiply4::<F>(&a_s, &b_s, &mut acc, cur, tx, ty, cfg);
+        if comptime!(cfg.stages == 1) {
+            sync_cube();
+        }
+        if t + 1 < tiles {
+            let dst = ((t + 1) % 2) * comptime!(cfg.stages - 1);
+            stash4::<F>(&ra, &rb, &mut a_s, &mut b_s, dst, cfg);
+        }
+        sync_cube();
+        if t + 2 < tiles {
+            fetch_a4::<F>(a, &mut ra, &o, (t + 2) * cfg.bk, cfg);
+            fetch_b4::<F, NB>(b, &mut rb, &o, (t + 2) * cfg.bk, cfg);
+        }
+    }
+
+    let ga = comptime!(cfg.tm / 4);
+    let gb = comptime!(cfg.tn / 4);
+    #[unroll]
+    for g in 0..ga {
+        #[unroll]
+        for i in 0..4usize {
+            let r = o.row0 + g * comptime!(cfg.bm / ga) + ty * 4 + i;
+            let row_start = (z * m + r) * c_pitch;
+            #[unroll]
+            for h in 0..gb {
+                let col = o.col0 + h * comptime!(cfg.bn / gb) + tx * 4;
+                let at = (g * 4 + i) * cfg.tn + h * 4;
+                if comptime!(cfg.c_vec) {
+                    if r < m && col < n {
+                        let mut v = Vector::<F, NC>::empty();
+                        #[unroll]
+                        for j in 0..4usize {
+                            v[j] = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
+                        }
+                        c[(row_start + col) / 4] = v;
+                    }
+                } else {
+                    #[unroll]
+                    for j in 0..4usize {
+                        if r < m && col + j < n {
+                            let y = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
+                            c[row_start + col + j] = Vector::<F, NC>::new(y);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
