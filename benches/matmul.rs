@@ -9,8 +9,12 @@
 //! ```
 //! Ids: `matmul/<variant>/<backend>/<dtype>/<m>x<n>x<k>`; throughput in elements = FLOPs
 //! (criterion prints them as `Gelem/s`: read them as GFLOP/s). cuBLAS ids use the variant
-//! `cublas`. Each cubeport case was checked on 64 sampled entries against f64 dot products when
-//! it was built; cuBLAS is checked on the same kind of sample before it is timed.
+//! `cublas`, cubek 0.2's matmul (`--features peer-cubek`, the same-language peer) `cubek_<strategy>`.
+//! Each cubeport case was checked on 64 sampled entries against f64 dot products when
+//! it was built; cuBLAS and cubek are checked on the same kind of sample before they are timed.
+//!
+//! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,…` adds SIMT tile shapes to the cubeport
+//! cases (a tuning sweep); `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cubeport::cases::{Case, Scale};
@@ -107,21 +111,8 @@ mod cublas {
             };
             run(&mut dc);
             let got = stream.clone_dtoh(&dc).unwrap();
-            for s in 0..32 {
-                let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
-                let (mut dot, mut abs) = (0.0f64, 0.0f64);
-                for p in 0..k {
-                    let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-                    dot += t;
-                    abs += t.abs();
-                }
-                let want = E::from_f64(dot).to_f64();
-                let tol = cubeport::reference::Tolerance::matmul(E::DTYPE, k, abs);
-                let g = got[i * n + j].to_f64();
-                assert!(
-                    (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
-                    "cuBLAS C[{i},{j}] = {g}, want {want}; not timing it"
-                );
+            if let Err(e) = verify_sample(&got, &a, &b, m, n, k) {
+                panic!("cuBLAS {e}; not timing it");
             }
             g.throughput(Throughput::Elements(2 * (m * n * k) as u64));
             let id = BenchmarkId::new(format!("cublas/cuda/{}", E::DTYPE), format!("{m}x{n}x{k}"));
@@ -149,8 +140,9 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         macro_rules! family {
             ($E:ty, $name:literal) => {
                 if only.split(',').any(|d| d == $name) {
-                    let cases = cubeport::cases::matmul_cases::<R, $E>(&client, self.1)
-                        .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
+                    let cases =
+                        cubeport::cases::matmul_cases_with::<R, $E>(&client, self.1, &extra())
+                            .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
                     bench_cases(
                         self.0,
                         &client,
@@ -164,6 +156,258 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         family!(f32, "f32");
         family!(half::f16, "f16");
         family!(half::bf16, "bf16");
+        #[cfg(feature = "peer-cubek")]
+        if self.1 == Scale::Full || std::env::var_os("CUBEPORT_PEER_SIZES").is_some() {
+            let sizes = peer_sizes();
+            for (name, dtype) in [
+                ("f32", DType::F32),
+                ("f16", DType::F16),
+                ("bf16", DType::BF16),
+            ] {
+                if only.split(',').any(|d| d == name) {
+                    cubek_peer::bench(self.0, &client, kind, dtype, &sizes);
+                }
+            }
+        }
+    }
+}
+
+/// SIMT shapes from `CUBEPORT_MATMUL_VARIANTS`.
+fn extra() -> Vec<cubeport::MatmulVariant> {
+    std::env::var("CUBEPORT_MATMUL_VARIANTS")
+        .unwrap_or_default()
+        .split(',')
+        .filter(|s| !s.is_empty())
+        .map(|s| cubeport::MatmulVariant::Simt(s.parse().unwrap_or_else(|e| panic!("{e}"))))
+        .collect()
+}
+
+/// The sizes the peers (cuBLAS, cubek) run at: as the cubeport cases, or `CUBEPORT_PEER_SIZES`
+/// (`4096x4096x4096,8192x8192x8192`).
+fn peer_sizes() -> Vec<(usize, usize, usize)> {
+    match std::env::var("CUBEPORT_PEER_SIZES") {
+        Ok(list) => list
+            .split(',')
+            .map(|s| {
+                let v: Vec<usize> = s
+                    .split('x')
+                    .map(|x| x.parse().expect("m x n x k"))
+                    .collect();
+                (v[0], v[1], v[2])
+            })
+            .collect(),
+        Err(_) => vec![
+            (1024, 1024, 1024),
+            (4096, 4096, 4096),
+            (8192, 8192, 8192),
+            (4095, 4097, 4093),
+        ],
+    }
+}
+
+/// Checks 32 sampled entries of a row-major `m × n` product of the seeded inputs against f64.
+fn verify_sample<E: Element>(
+    got: &[E],
+    a: &[E],
+    b: &[E],
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<(), String> {
+    for s in 0..32 {
+        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+            dot += t;
+            abs += t.abs();
+        }
+        let want = E::from_f64(dot).to_f64();
+        let tol = cubeport::reference::Tolerance::matmul(E::DTYPE, k, abs);
+        let g = got[i * n + j].to_f64();
+        if (g - want).abs() > tol.atol + tol.rtol * want.abs() {
+            return Err(format!("C[{i},{j}] = {g}, want {want}"));
+        }
+    }
+    Ok(())
+}
+
+/// cubek 0.2's matmul on the same seeded inputs, every strategy that runs here: the
+/// same-language peer. f16/bf16 accumulate in f32; for f32 only true-f32 strategies are timed
+/// (cubek's `Auto` runs f32 on TF32 tensor cores).
+#[cfg(feature = "peer-cubek")]
+mod cubek_peer {
+    use super::*;
+    use cubek::matmul::definition::{MatmulElems, MatmulGlobalElems};
+    use cubek::matmul::launch::{Strategy, launch_ref};
+    use cubek::std::InputBinding;
+    use cubeport::DeviceTensor;
+    use cubeport::testing::seeded;
+
+    fn strategies(dtype: DType) -> Vec<(&'static str, Strategy)> {
+        if dtype == DType::F32 {
+            return vec![
+                ("simple_unit", Strategy::SimpleUnit(Default::default())),
+                ("double_unit", Strategy::DoubleUnit(Default::default())),
+            ];
+        }
+        vec![
+            ("double_tma_mma", Strategy::DoubleTmaMma(Default::default())),
+            (
+                "double_tma_cmma",
+                Strategy::DoubleTmaCmma(Default::default()),
+            ),
+            (
+                "specialized_tma_mma",
+                Strategy::SpecializedTmaMma(Default::default()),
+            ),
+            (
+                "double_cyclic_cmma",
+                Strategy::DoubleCyclicCmma(Default::default()),
+            ),
+            (
+                "double_cyclic_mma",
+                Strategy::DoubleCyclicMma(Default::default()),
+            ),
+            (
+                "simple_cyclic_cmma",
+                Strategy::SimpleCyclicCmma(Default::default()),
+            ),
+        ]
+    }
+
+    fn launch<R: Runtime>(
+        client: &ComputeClient<R>,
+        strategy: &Strategy,
+        a: &cubeport::cubecl::server::Handle,
+        b: &cubeport::cubecl::server::Handle,
+        c: &cubeport::cubecl::server::Handle,
+        (m, n, k): (usize, usize, usize),
+        storage: cubeport::cubecl::ir::StorageType,
+    ) -> Result<(), String> {
+        // SAFETY: a, b, c are dense row-major m×k, k×n, m×n buffers of `storage`.
+        let (lhs, rhs, out) = unsafe {
+            (
+                TensorBinding::<R>::from_raw_parts(a.clone(), [k, 1].into(), [m, k].into()),
+                TensorBinding::<R>::from_raw_parts(b.clone(), [n, 1].into(), [k, n].into()),
+                TensorBinding::<R>::from_raw_parts(c.clone(), [n, 1].into(), [m, n].into()),
+            )
+        };
+        let mut dtypes = MatmulElems::from_globals(&MatmulGlobalElems {
+            lhs: storage,
+            rhs: storage,
+            out: storage,
+        });
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            launch_ref(
+                strategy,
+                client,
+                InputBinding::Normal(lhs, storage),
+                InputBinding::Normal(rhs, storage),
+                out,
+                &mut dtypes,
+            )
+        }));
+        match outcome {
+            Ok(Ok(())) => sync(client).map_err(|e| e.to_string()),
+            Ok(Err(e)) => Err(format!("{e:?}")),
+            Err(_) => Err("cubek panicked".into()),
+        }
+    }
+
+    pub fn bench<R: Runtime>(
+        c: &mut Criterion,
+        client: &ComputeClient<R>,
+        kind: BackendKind,
+        dtype: DType,
+        sizes: &[(usize, usize, usize)],
+    ) {
+        macro_rules! go {
+            ($E:ty) => {
+                for &(m, n, k) in sizes {
+                    let a: Vec<$E> = seeded(80, m * k, -1.0, 1.0);
+                    let b: Vec<$E> = seeded(81, k * n, -1.0, 1.0);
+                    let (da, db) = match (
+                        DeviceTensor::from_slice(client, &a, &[m, k]),
+                        DeviceTensor::from_slice(client, &b, &[k, n]),
+                    ) {
+                        (Ok(x), Ok(y)) => (x, y),
+                        _ => return,
+                    };
+                    let storage = <$E as CubePrimitive>::as_type_native_unchecked().storage_type();
+                    let mut g = group(c);
+                    for (name, strategy) in strategies(dtype) {
+                        let Ok(dc) = cubeport::testing::poisoned::<R, $E>(client, &[m, n]) else {
+                            return;
+                        };
+                        let run = || launch(client, &strategy, da.handle(), db.handle(), dc.handle(), (m, n, k), storage);
+                        if let Err(e) = run() {
+                            eprintln!("cubek matmul {name} on {kind} {dtype}: unavailable: {}", e.lines().next().unwrap_or(""));
+                            continue;
+                        }
+                        let got = dc.to_vec(client).unwrap();
+                        if let Err(e) = verify_sample(&got, &a, &b, m, n, k) {
+                            eprintln!("cubek matmul {name} on {kind} {dtype} {m}x{n}x{k}: wrong, not timed: {e}");
+                            continue;
+                        }
+                        g.throughput(Throughput::Elements(2 * (m * n * k) as u64));
+                        let id = BenchmarkId::new(format!("cubek_{name}/{kind}/{dtype}"), format!("{m}x{n}x{k}"));
+                        g.bench_function(id, |bch| {
+                            bch.iter_custom(|iters| {
+                                sync(client).expect("device sync failed");
+                                let t = Instant::now();
+                                for _ in 0..iters {
+                                    let _ = launch_ref_only(client, &strategy, da.handle(), db.handle(), dc.handle(), (m, n, k), storage);
+                                }
+                                sync(client).expect("device sync failed");
+                                t.elapsed()
+                            })
+                        });
+                    }
+                    g.finish();
+                }
+            };
+        }
+        match dtype {
+            DType::F32 => go!(f32),
+            DType::F16 => go!(half::f16),
+            DType::BF16 => go!(half::bf16),
+            _ => {}
+        }
+    }
+
+    /// One launch without the sync (the timing loop syncs once around the batch).
+    fn launch_ref_only<R: Runtime>(
+        client: &ComputeClient<R>,
+        strategy: &Strategy,
+        a: &cubeport::cubecl::server::Handle,
+        b: &cubeport::cubecl::server::Handle,
+        c: &cubeport::cubecl::server::Handle,
+        (m, n, k): (usize, usize, usize),
+        storage: cubeport::cubecl::ir::StorageType,
+    ) -> Result<(), String> {
+        // SAFETY: as in `launch`.
+        let (lhs, rhs, out) = unsafe {
+            (
+                TensorBinding::<R>::from_raw_parts(a.clone(), [k, 1].into(), [m, k].into()),
+                TensorBinding::<R>::from_raw_parts(b.clone(), [n, 1].into(), [k, n].into()),
+                TensorBinding::<R>::from_raw_parts(c.clone(), [n, 1].into(), [m, n].into()),
+            )
+        };
+        let mut dtypes = MatmulElems::from_globals(&MatmulGlobalElems {
+            lhs: storage,
+            rhs: storage,
+            out: storage,
+        });
+        launch_ref(
+            strategy,
+            client,
+            InputBinding::Normal(lhs, storage),
+            InputBinding::Normal(rhs, storage),
+            out,
+            &mut dtypes,
+        )
+        .map_err(|e| format!("{e:?}"))
     }
 }
 
@@ -180,15 +424,18 @@ fn benches(c: &mut Criterion) {
             .iter()
             .any(|s| s.kind == BackendKind::Cuda && s.device.is_ok())
     {
-        let sizes = [
-            (1024, 1024, 1024),
-            (4096, 4096, 4096),
-            (8192, 8192, 8192),
-            (4095, 4097, 4093),
-        ];
-        cublas::bench::<f32>(c, &sizes);
-        cublas::bench::<half::f16>(c, &sizes);
-        cublas::bench::<half::bf16>(c, &sizes);
+        let sizes = peer_sizes();
+        let only = std::env::var("CUBEPORT_BENCH_DTYPES").unwrap_or_else(|_| "f32,f16,bf16".into());
+        let on = |d: &str| only.split(',').any(|x| x == d);
+        if on("f32") {
+            cublas::bench::<f32>(c, &sizes);
+        }
+        if on("f16") {
+            cublas::bench::<half::f16>(c, &sizes);
+        }
+        if on("bf16") {
+            cublas::bench::<half::bf16>(c, &sizes);
+        }
     }
 }
 

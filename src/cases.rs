@@ -213,6 +213,19 @@ pub fn matmul_cases<'c, R: Runtime, E: crate::Element>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
+    matmul_cases_with::<R, E>(client, scale, &[])
+}
+
+/// [`matmul_cases`] plus `extra` variants (e.g. SIMT tile shapes under tuning), each run at
+/// every size where the device can run it.
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+    extra: &[crate::ops::matmul::MatmulVariant],
+) -> Result<Vec<Case<'c>>, Error> {
     use crate::ops::matmul::{MatmulVariant, matmul_flops};
     use crate::{Activation, GeluApprox};
     let caps = crate::caps_of(client);
@@ -277,7 +290,7 @@ pub fn matmul_cases<'c, R: Runtime, E: crate::Element>(
         let auto = MatmulVariant::select(&caps, dtype, 1, m, n);
         let mut runs: Vec<(String, Option<MatmulVariant>, bool)> =
             vec![(format!("auto_{auto}"), None, false)];
-        for v in MatmulVariant::ALL {
+        for &v in MatmulVariant::ALL.iter().chain(extra) {
             let small_only = matches!(v, MatmulVariant::Naive) && m > 1024
                 || matches!(v, MatmulVariant::Tiled16) && m > 4096;
             // With tensor cores, f16/bf16 keep one CUDA-core variant for comparison.
