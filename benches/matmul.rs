@@ -13,8 +13,8 @@
 //! Each cubeport case was checked on 64 sampled entries against f64 dot products when
 //! it was built; cuBLAS and cubek are checked on the same kind of sample before they are timed.
 //!
-//! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,…` adds SIMT tile shapes to the cubeport
-//! cases (a tuning sweep); `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
+//! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,tc256x128x32_w4x2,…` adds variants by id to the
+//! cubeport cases (a tuning sweep); `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cubeport::cases::{Case, Scale};
@@ -172,7 +172,7 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
     }
 }
 
-/// SIMT shapes from `CUBEPORT_MATMUL_VARIANTS`.
+/// Variants from `CUBEPORT_MATMUL_VARIANTS` (ids as printed, e.g. SIMT or tensor-core shapes).
 fn extra() -> Vec<cubeport::MatmulVariant> {
     std::env::var("CUBEPORT_MATMUL_VARIANTS")
         .unwrap_or_default()

@@ -7,8 +7,8 @@
 //! CUBEPORT_BACKEND=cuda cargo run --release --example matmul_variants
 //! CUBEPORT_MATMUL_VARIANTS=simt128x64x16_8x4_s2,simt64x64x8_4x4_s1 cargo run --release --example matmul_variants
 //! ```
-//! `CUBEPORT_MATMUL_VARIANTS` adds SIMT tile shapes (`simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>`)
-//! to the list. `scripts/cuda-offline` runs this example without a GPU to capture the PTX of
+//! `CUBEPORT_MATMUL_VARIANTS` adds variants by id (e.g. SIMT shapes `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>`,
+//! tensor-core shapes `tc<bm>x<bn>x<bk>_w<wm>x<wn>`) to the list. `scripts/cuda-offline` runs this example without a GPU to capture the PTX of
 //! every CUDA kernel (the results are then meaningless).
 
 use cubeport::cubecl::prelude::*;
@@ -120,8 +120,8 @@ fn main() -> std::process::ExitCode {
     let mut extra = Vec::new();
     if let Ok(list) = std::env::var("CUBEPORT_MATMUL_VARIANTS") {
         for s in list.split(',').filter(|s| !s.is_empty()) {
-            match s.parse::<cubeport::SimtShape>() {
-                Ok(shape) => extra.push(MatmulVariant::Simt(shape)),
+            match s.parse::<MatmulVariant>() {
+                Ok(v) => extra.push(v),
                 Err(e) => {
                     eprintln!("{e}");
                     return std::process::ExitCode::FAILURE;

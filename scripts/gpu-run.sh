@@ -5,7 +5,12 @@
 #
 #   (here)  ../shared/gpu/pack.sh --tests
 #   (device) source .gpu/prelude.sh && bash scripts/gpu-run.sh [steps…]
-# steps: devices tests check bench torch sanitize (default: all, in that order)
+# steps: devices tests check bench torch sanitize variants matmul burn
+# (default: devices tests bench torch sanitize check)
+#   variants: the matmul_variants example on CUDA (every variant's error vs f64, $MATMUL_VARIANTS extra)
+#   matmul:   bench-matmul (cubeport cases + cuBLAS + cubek when built with peer-cubek), filtered by
+#             $MATMUL_FILTER, sweeping $MATMUL_VARIANTS, peers at $PEER_SIZES
+#   burn:     the Burn 0.21 interop example, strict
 set -uo pipefail
 OUT=${OUT:-/tmp/cubeport-out}
 mkdir -p "$OUT"
@@ -29,6 +34,10 @@ for step in $steps; do
                *) $b --bench ${BENCH_FILTER:-} ;;
              esac 2>&1 | grep -E '^(activation|reduce|memory|matmul)/|thrpt|time:|SKIP|panick|error'
            done | tee "$OUT/bench.txt" ;;
+    variants) CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=${MATMUL_VARIANTS:-} .gpu/bin/example-matmul_variants 2>&1 | tee "$OUT/variants.txt" ;;
+    matmul) CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=${MATMUL_VARIANTS:-} CUBEPORT_PEER_SIZES=${PEER_SIZES:-4096x4096x4096,8192x8192x8192} \
+              .gpu/bin/bench-matmul --bench ${MATMUL_FILTER:-} 2>&1 | grep -E '^matmul/|thrpt|time:|SKIP|unavailable|wrong|not timed|panick|error' | tee "$OUT/matmul.txt" ;;
+    burn) CUBEPORT_STRICT=1 .gpu/bin/burn-interop 2>&1 | tee "$OUT/burn.txt" ;;
     torch) python3 .gpu/anchors_torch.py ${TORCH_CASES:-copy_and_reduce fused_elementwise softmax gemv histogram transpose} 2>&1 | tee "$OUT/torch.txt" ;;
     sanitize)
       for tool in memcheck racecheck; do
@@ -40,7 +49,9 @@ for step in $steps; do
           cuda::bincount_matches_reference::signed_2_true::len_3_4099 \
           cuda::histc_matches_reference::dtype_2::len_5_4099 cuda::transpose_matches_reference::dtype_1 \
           cuda::matmul_matches_reference::dtype_1_DType__F32::shape_5 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_7 \
-          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_9 cuda::padded_rows_in_place} 2>&1 \
+          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_9 \
+          cuda::matmul_matches_reference::dtype_1_DType__F32::shape_10 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_10 \
+          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_11 cuda::padded_rows_in_place} 2>&1 \
           | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result|Error|error' | tee "$OUT/sanitize-$tool.txt"
       done ;;
   esac

@@ -217,7 +217,9 @@ pub fn matmul_cases<'c, R: Runtime, E: crate::Element>(
 }
 
 /// [`matmul_cases`] plus `extra` variants (e.g. SIMT tile shapes under tuning), each run at
-/// every size where the device can run it.
+/// every size where the device can run it. A forced variant that fails to launch or to match
+/// the sampled reference is reported on stderr and left out (never timed); a failure of the
+/// automatic choice is an error.
 ///
 /// # Errors
 /// As [`copy_case`].
@@ -299,7 +301,8 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
                     v,
                     MatmulVariant::Blocked128 {
                         double_buffer: true
-                    }
+                    } | MatmulVariant::Cmma
+                        | MatmulVariant::Tc(_)
                 );
             if v.runs_on(&caps, dtype) && !small_only && !tc_only && v != auto {
                 runs.push((v.to_string(), Some(v), false));
@@ -322,8 +325,18 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
                     Some(v) => crate::matmul_with(client, x, y, bias, act, c.as_mut(), v),
                 }
             };
-            go(&mut dc)?;
-            check(&dc, fused, &format!("matmul {name} {dtype} {size}"))?;
+            let outcome = go(&mut dc)
+                .and_then(|()| check(&dc, fused, &format!("matmul {name} {dtype} {size}")));
+            match (outcome, v) {
+                (Ok(()), _) => {}
+                // The automatic choice must be right; a forced variant that fails (a tuning
+                // shape, say) is reported and left out of the timings.
+                (Err(e), None) => return Err(e),
+                (Err(e), Some(_)) => {
+                    eprintln!("matmul {name} {dtype} {size}: not timed: {e}");
+                    continue;
+                }
+            }
             cases.push(Case {
                 family: "matmul",
                 variant: name,

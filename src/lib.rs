@@ -62,7 +62,8 @@ pub use ops::histogram::{
     Binning, HistogramVariant, bincount, histc, histogram_into, histogram_with,
 };
 pub use ops::matmul::{
-    MatmulVariant, SimtShape, matmul, matmul_fused_into, matmul_into, matmul_variant, matmul_with,
+    MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into, matmul_variant,
+    matmul_with,
 };
 pub use ops::reduce::{reduce, reduce_into, reduce_with};
 pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};

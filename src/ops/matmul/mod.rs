@@ -8,7 +8,8 @@
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | the automatic choice for large f32 products |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
 //! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, next tile prefetched into registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x128x8_8x8_s2` for large products) |
-//! | `cmma` | tensor cores (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 where tensor cores exist |
+//! | `cmma` | tensor cores, the plain form (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
 //! ragged `m`, `n`, `k` (zero-filled loads, masked stores), batches with a broadcast batch of 1,
@@ -24,8 +25,8 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
-    BlockConfig, CmmaConfig, SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel,
-    matmul_naive_kernel, matmul_simt_kernel,
+    BlockConfig, CmmaConfig, SimtConfig, TcConfig, matmul_blocked_kernel, matmul_cmma_kernel,
+    matmul_naive_kernel, matmul_simt_kernel, matmul_tc_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -46,8 +47,162 @@ pub enum MatmulVariant {
     },
     /// The vectorized CUDA-core kernel with this tile shape.
     Simt(SimtShape),
-    /// Tensor cores (f16/bf16 inputs, f32 accumulation).
+    /// The tiled tensor-core kernel with this shape (f16/bf16 inputs, f32 accumulation).
+    Tc(TcShape),
+    /// Tensor cores, the plain form: 64 × 64 blocks of 2 × 2 planes, 32 × 32 per plane,
+    /// scalar loads, one stage (f16/bf16 inputs, f32 accumulation).
     Cmma,
+}
+
+/// Shape of the tiled tensor-core kernel ([`MatmulVariant::Tc`]): `warps_m × warps_n` planes
+/// per cube, each `frags_m × frags_n` fragments of 16 × 16, `bk`-deep shared tiles. Written
+/// `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>` (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`),
+/// which [`str::parse`] reads back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TcShape {
+    /// Planes along m.
+    pub warps_m: u16,
+    /// Planes along n.
+    pub warps_n: u16,
+    /// Fragments per plane along m.
+    pub frags_m: u16,
+    /// Fragments per plane along n.
+    pub frags_n: u16,
+    /// Shared tile depth (a multiple of 16).
+    pub bk: u16,
+}
+
+impl TcShape {
+    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane).
+    pub const T128: TcShape = TcShape::new(2, 4, 4, 2, 32);
+    /// 128 × 256 blocks, 32-deep tiles, 2 × 4 planes of 4 × 4 fragments (64 × 64 per plane).
+    pub const T128X256: TcShape = TcShape::new(2, 4, 4, 4, 32);
+
+    /// A shape; [`TcShape::check`] says whether a device can run it.
+    pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
+        TcShape {
+            warps_m,
+            warps_n,
+            frags_m,
+            frags_n,
+            bk,
+        }
+    }
+
+    /// Block rows.
+    pub fn bm(&self) -> usize {
+        16 * self.frags_m as usize * self.warps_m as usize
+    }
+
+    /// Block columns.
+    pub fn bn(&self) -> usize {
+        16 * self.frags_n as usize * self.warps_n as usize
+    }
+
+    fn units(&self) -> usize {
+        32 * self.warps_m as usize * self.warps_n as usize
+    }
+
+    /// Shared memory one cube takes, bytes (two stages of padded A and B tiles, f32 staging of
+    /// the outputs).
+    pub fn shared_bytes(&self, dtype: DType) -> usize {
+        let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
+        2 * (bm * (bk + 8) + bk * (bn + 8)) * dtype.size() + bm * (bn + 4) * 4
+    }
+
+    /// Why this shape cannot run on `caps` (beyond the tensor-core requirement), if it cannot.
+    pub fn check(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
+        let TcShape {
+            warps_m,
+            warps_n,
+            frags_m,
+            frags_n,
+            bk,
+        } = *self;
+        if warps_m == 0 || warps_n == 0 || frags_m == 0 || frags_n == 0 || bk == 0 || bk % 16 != 0 {
+            return Err(format!(
+                "{self}: planes and fragments must be positive, bk a multiple of 16"
+            ));
+        }
+        let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
+        if (bm * bk / 8) % units != 0 || (bk * bn / 8) % units != 0 || (bm * bn / 4) % units != 0 {
+            return Err(format!(
+                "{self}: the {units} units must divide the tiles' 8-wide vectors and the block's 4-wide output groups"
+            ));
+        }
+        if units > caps.max_units_per_cube as usize || units as u32 > caps.max_cube_dim[0] {
+            return Err(format!(
+                "{self}: {units} units exceed the device's cube size"
+            ));
+        }
+        let shared = self.shared_bytes(dtype);
+        if shared > caps.max_shared_bytes {
+            return Err(format!(
+                "{self}: {shared} bytes of shared memory exceed the device's {}",
+                caps.max_shared_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    fn config(&self, bias: bool, a_vec: bool, b_vec: bool, c_vec: bool) -> TcConfig {
+        TcConfig {
+            warps_m: self.warps_m as usize,
+            warps_n: self.warps_n as usize,
+            frags_m: self.frags_m as usize,
+            frags_n: self.frags_n as usize,
+            bk: self.bk as usize,
+            plane: 32,
+            bias,
+            a_vec,
+            b_vec,
+            c_vec,
+        }
+    }
+}
+
+impl fmt::Display for TcShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tc{}x{}x{}_w{}x{}",
+            self.bm(),
+            self.bn(),
+            self.bk,
+            self.warps_m,
+            self.warps_n
+        )
+    }
+}
+
+impl std::str::FromStr for TcShape {
+    type Err = String;
+
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>` (as printed).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>");
+        let (block, warps) = s
+            .strip_prefix("tc")
+            .and_then(|r| r.split_once("_w"))
+            .ok_or_else(bad)?;
+        let nums = |t: &str| -> Result<Vec<u16>, String> {
+            t.split('x')
+                .map(|x| x.parse::<u16>().map_err(|_| bad()))
+                .collect()
+        };
+        let (b, w) = (nums(block)?, nums(warps)?);
+        if b.len() != 3 || w.len() != 2 || w[0] == 0 || w[1] == 0 {
+            return Err(bad());
+        }
+        let (fm, fn_) = (b[0] / (16 * w[0]), b[1] / (16 * w[1]));
+        let shape = TcShape::new(w[0], w[1], fm, fn_, b[2]);
+        if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
+            return Err(format!(
+                "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
+            ));
+        }
+        Ok(shape)
+    }
 }
 
 /// Tile shape of the vectorized CUDA-core kernel ([`MatmulVariant::Simt`]): a cube computes a
@@ -227,14 +382,40 @@ impl fmt::Display for MatmulVariant {
                 double_buffer: true,
             } => "blocked128_db",
             MatmulVariant::Simt(shape) => return shape.fmt(f),
+            MatmulVariant::Tc(shape) => return shape.fmt(f),
             MatmulVariant::Cmma => "cmma",
+        })
+    }
+}
+
+impl std::str::FromStr for MatmulVariant {
+    type Err = String;
+
+    /// Parses a variant id as printed: `naive`, `tiled16`, `blocked64`, `blocked128`,
+    /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
+    /// (`tc128x128x32_w2x4`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "naive" => MatmulVariant::Naive,
+            "tiled16" => MatmulVariant::Tiled16,
+            "blocked64" => MatmulVariant::Blocked64,
+            "blocked128" => MatmulVariant::Blocked128 {
+                double_buffer: false,
+            },
+            "blocked128_db" => MatmulVariant::Blocked128 {
+                double_buffer: true,
+            },
+            "cmma" => MatmulVariant::Cmma,
+            s if s.starts_with("simt") => MatmulVariant::Simt(s.parse()?),
+            s if s.starts_with("tc") => MatmulVariant::Tc(s.parse()?),
+            _ => return Err(format!("unknown matmul variant `{s}`")),
         })
     }
 }
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 9] = [
+    pub const ALL: [MatmulVariant; 11] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -248,6 +429,8 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S128_SINGLE),
         MatmulVariant::Simt(SimtShape::S128),
         MatmulVariant::Cmma,
+        MatmulVariant::Tc(TcShape::T128),
+        MatmulVariant::Tc(TcShape::T128X256),
     ];
 
     /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
@@ -260,6 +443,9 @@ impl MatmulVariant {
                     && caps.plane.fixed_width() == Some(32)
             }
             MatmulVariant::Simt(shape) => shape.check(caps, dtype).is_ok(),
+            MatmulVariant::Tc(shape) => {
+                MatmulVariant::Cmma.runs_on(caps, dtype) && shape.check(caps, dtype).is_ok()
+            }
             _ => true,
         }
     }
@@ -291,7 +477,10 @@ impl MatmulVariant {
             MatmulVariant::Tiled16 => (16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => (64, 16, 4, 4, false),
             MatmulVariant::Blocked128 { double_buffer } => (128, 8, 8, 4, *double_buffer),
-            MatmulVariant::Naive | MatmulVariant::Cmma | MatmulVariant::Simt(_) => return None,
+            MatmulVariant::Naive
+            | MatmulVariant::Cmma
+            | MatmulVariant::Simt(_)
+            | MatmulVariant::Tc(_) => return None,
         };
         Some(BlockConfig {
             bm,
@@ -311,7 +500,7 @@ impl MatmulVariant {
             MatmulVariant::Naive | MatmulVariant::Tiled16 => 16,
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => 64,
             MatmulVariant::Blocked128 { .. } => 128,
-            MatmulVariant::Simt(_) => 0, // two edges: see `grid`
+            MatmulVariant::Simt(_) | MatmulVariant::Tc(_) => 0, // two edges: see `grid`
         }
     }
 
@@ -319,6 +508,7 @@ impl MatmulVariant {
     fn grid(&self, m: usize, n: usize) -> (usize, usize) {
         match self {
             MatmulVariant::Simt(s) => (n.div_ceil(s.bn as usize), m.div_ceil(s.bm as usize)),
+            MatmulVariant::Tc(s) => (n.div_ceil(s.bn()), m.div_ceil(s.bm())),
             other => {
                 let e = other.block_edge();
                 (n.div_ceil(e), m.div_ceil(e))
@@ -444,8 +634,10 @@ fn matmul_impl<R: Runtime>(
         backend: caps.backend,
         reason,
     };
-    if let MatmulVariant::Simt(shape) = variant {
-        shape.check(&caps, spec.dtype).map_err(unsupported)?;
+    match variant {
+        MatmulVariant::Simt(shape) => shape.check(&caps, spec.dtype).map_err(unsupported)?,
+        MatmulVariant::Tc(shape) => shape.check(&caps, spec.dtype).map_err(unsupported)?,
+        _ => {}
     }
     if !variant.runs_on(&caps, spec.dtype) {
         return Err(unsupported(format!(
@@ -530,6 +722,19 @@ fn launch<R: Runtime, E: Element>(
     } else {
         1
     };
+    // 8-wide (16-byte for f16/bf16) operand loads of the tensor-core kernel.
+    let aligned8 = |h: &Handle| h.offset_start.unwrap_or(0) % (8 * E::DTYPE.size() as u64) == 0;
+    let [az, ar, ac] = spec.a_strides;
+    let na8 = if ac == 1 && ar % 8 == 0 && az % 8 == 0 && spec.k % 8 == 0 && aligned8(h.a) {
+        8
+    } else {
+        1
+    };
+    let nb8 = if bc == 1 && br % 8 == 0 && bz % 8 == 0 && spec.n % 8 == 0 && aligned8(h.b) {
+        8
+    } else {
+        1
+    };
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
@@ -600,6 +805,31 @@ fn launch<R: Runtime, E: Element>(
                             count,
                             CubeDim::new_1d(shape.units() as u32),
                             nb,
+                            nc,
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            spec.c_pitch,
+                            $scale,
+                            cfg,
+                        )
+                    }
+                    MatmulVariant::Tc(shape) => {
+                        let cfg = shape.config(spec.bias, na8 == 8, nb8 == 8, nc == 4);
+                        // `TcShape::check` established the divisibility preconditions and
+                        // `runs_on` the tensor cores; the vector sizes match the flags.
+                        matmul_tc_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_1d(shape.units() as u32),
+                            na8,
+                            nb8,
                             nc,
                             a,
                             b,
