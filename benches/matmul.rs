@@ -178,7 +178,7 @@ fn extra() -> Vec<cubeport::MatmulVariant> {
         .unwrap_or_default()
         .split(',')
         .filter(|s| !s.is_empty())
-        .map(|s| cubeport::MatmulVariant::Simt(s.parse().unwrap_or_else(|e| panic!("{e}"))))
+        .map(|s| s.parse().unwrap_or_else(|e| panic!("{e}")))
         .collect()
 }
 
