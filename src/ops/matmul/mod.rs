@@ -5,11 +5,11 @@
 //! | `naive` | one unit per output, operands from global memory | the seed's first version; baseline |
 //! | `tiled16` | 16 × 16 shared tiles, one output per unit | the textbook tiled kernel |
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
-//! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | the automatic choice for large f32 products |
+//! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
-//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, next tile prefetched into registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x128x8_8x8_s2` for large products) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 where tensor cores exist |
-//! | `cmma` | tensor cores, the plain form (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x128x8_8x8_s1` for large products: 0.82× cuBLAS sgemm on the H200) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 where tensor cores exist (211 TFLOP/s f16 on the H200, 0.86× cubek 0.2's best) |
+//! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
 //! ragged `m`, `n`, `k` (zero-filled loads, masked stores), batches with a broadcast batch of 1,
@@ -73,10 +73,17 @@ pub struct TcShape {
 }
 
 impl TcShape {
-    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane).
+    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane):
+    /// the bf16 choice (153.5 TFLOP/s at 8192³ on the H200).
     pub const T128: TcShape = TcShape::new(2, 4, 4, 2, 32);
+    /// 128 × 128 blocks, 32-deep tiles, 4 × 2 planes of 2 × 4 fragments (32 × 64 per plane):
+    /// the f16 choice (211 TFLOP/s at 8192³ on the H200).
+    pub const T128_W4X2: TcShape = TcShape::new(4, 2, 2, 4, 32);
     /// 128 × 256 blocks, 32-deep tiles, 2 × 4 planes of 4 × 4 fragments (64 × 64 per plane).
     pub const T128X256: TcShape = TcShape::new(2, 4, 4, 4, 32);
+    /// 64 × 128 blocks, 32-deep tiles, 2 × 2 planes of 2 × 4 fragments: outputs too small to
+    /// fill the device with 128 × 128 blocks.
+    pub const T64X128: TcShape = TcShape::new(2, 2, 2, 4, 32);
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -415,7 +422,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 11] = [
+    pub const ALL: [MatmulVariant; 13] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -429,7 +436,9 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S128_SINGLE),
         MatmulVariant::Simt(SimtShape::S128),
         MatmulVariant::Cmma,
+        MatmulVariant::Tc(TcShape::T64X128),
         MatmulVariant::Tc(TcShape::T128),
+        MatmulVariant::Tc(TcShape::T128_W4X2),
         MatmulVariant::Tc(TcShape::T128X256),
     ];
 
@@ -450,23 +459,42 @@ impl MatmulVariant {
         }
     }
 
-    /// The automatic choice: tensor cores for f16/bf16 where available; otherwise the
-    /// 128-blocks when the output has at least a few hundred such blocks to
-    /// fill the device, 64-blocks for mid sizes, 16-tiles for tiny outputs.
+    /// The automatic choice, from the H200 sweep of 2026-12-01 (BENCHMARKS.md): the tiled
+    /// tensor-core kernel for f16/bf16 where tensor cores exist (`tc128x128x32`, planes 4 × 2
+    /// for f16 and 2 × 4 for bf16; `tc64x128x32` when 128-blocks would not fill the device);
+    /// otherwise the vectorized SIMT kernel (`simt128x128x8_8x8_s1` when its blocks fill the
+    /// device, `simt64x64x16_4x4_s2` for mid sizes) and 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
-        if MatmulVariant::Cmma.runs_on(caps, dtype) {
-            return MatmulVariant::Cmma;
-        }
-        let blocks = |b: usize| batch * m.div_ceil(b) * n.div_ceil(b);
+        let blocks = |bm: usize, bn: usize| batch * m.div_ceil(bm) * n.div_ceil(bn);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
-        if blocks(128) >= fill {
-            // Measured on the H200 at 8192³ after the 8 × 4 warp tiling: single-buffered
-            // 35.1 TFLOP/s, register-staged double buffer 32.6 (BENCHMARKS.md).
-            MatmulVariant::Blocked128 {
+        if MatmulVariant::Cmma.runs_on(caps, dtype) {
+            let big = if dtype == DType::F16 {
+                TcShape::T128_W4X2
+            } else {
+                TcShape::T128
+            };
+            let shape = if blocks(128, 128) >= fill {
+                big
+            } else {
+                TcShape::T64X128
+            };
+            let v = MatmulVariant::Tc(shape);
+            return if v.runs_on(caps, dtype) {
+                v
+            } else {
+                MatmulVariant::Cmma
+            };
+        }
+        let simt = |s: SimtShape| {
+            let v = MatmulVariant::Simt(s);
+            v.runs_on(caps, dtype).then_some(v)
+        };
+        if blocks(128, 128) >= fill {
+            simt(SimtShape::S128_SINGLE).unwrap_or(MatmulVariant::Blocked128 {
                 double_buffer: false,
-            }
-        } else if blocks(64) >= fill / 2 || m * n >= 64 * 64 {
-            MatmulVariant::Blocked64
+            })
+        } else if blocks(64, 64) >= fill / 2 || m * n >= 64 * 64 {
+            simt(SimtShape::S64).unwrap_or(MatmulVariant::Blocked64)
         } else {
             MatmulVariant::Tiled16
         }
