@@ -7,7 +7,7 @@
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
-//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x128x8_8x8_s1` for large products: 0.82× cuBLAS sgemm on the H200) |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm on the H200) |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 where tensor cores exist (211 TFLOP/s f16 on the H200, 0.86× cubek 0.2's best) |
 //! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
 //!
@@ -73,11 +73,10 @@ pub struct TcShape {
 }
 
 impl TcShape {
-    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane):
-    /// the bf16 choice (153.5 TFLOP/s at 8192³ on the H200).
+    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane).
     pub const T128: TcShape = TcShape::new(2, 4, 4, 2, 32);
     /// 128 × 128 blocks, 32-deep tiles, 4 × 2 planes of 2 × 4 fragments (32 × 64 per plane):
-    /// the f16 choice (211 TFLOP/s at 8192³ on the H200).
+    /// the default (f16 211–214, bf16 145 TFLOP/s at 8192³ on the H200).
     pub const T128_W4X2: TcShape = TcShape::new(4, 2, 2, 4, 32);
     /// 128 × 256 blocks, 32-deep tiles, 2 × 4 planes of 4 × 4 fragments (64 × 64 per plane).
     pub const T128X256: TcShape = TcShape::new(2, 4, 4, 4, 32);
@@ -233,6 +232,11 @@ pub struct SimtShape {
 }
 
 impl SimtShape {
+    /// 128 × 256 blocks, 8-deep tiles, 8 × 16 per unit (256 units), one stage: the choice for
+    /// large f32 products (45.2 TFLOP/s at 8192³ on the H200).
+    pub const S128X256: SimtShape = SimtShape::new(128, 256, 8, 8, 16, 1);
+    /// 128 × 128 blocks, 16-deep tiles, 8 × 16 per unit (128 units), one stage (45.0 TFLOP/s).
+    pub const S128_WIDE: SimtShape = SimtShape::new(128, 128, 16, 8, 16, 1);
     /// 128 × 128 blocks, 8-deep tiles, 8 × 8 per unit (256 units), double-buffered.
     pub const S128: SimtShape = SimtShape::new(128, 128, 8, 8, 8, 2);
     /// The same, one shared stage (two barriers per tile, half the shared memory).
@@ -422,7 +426,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 13] = [
+    pub const ALL: [MatmulVariant; 15] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -435,6 +439,8 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S64),
         MatmulVariant::Simt(SimtShape::S128_SINGLE),
         MatmulVariant::Simt(SimtShape::S128),
+        MatmulVariant::Simt(SimtShape::S128_WIDE),
+        MatmulVariant::Simt(SimtShape::S128X256),
         MatmulVariant::Cmma,
         MatmulVariant::Tc(TcShape::T64X128),
         MatmulVariant::Tc(TcShape::T128),
@@ -459,22 +465,19 @@ impl MatmulVariant {
         }
     }
 
-    /// The automatic choice, from the H200 sweep of 2026-12-01 (BENCHMARKS.md): the tiled
-    /// tensor-core kernel for f16/bf16 where tensor cores exist (`tc128x128x32`, planes 4 × 2
-    /// for f16 and 2 × 4 for bf16; `tc64x128x32` when 128-blocks would not fill the device);
-    /// otherwise the vectorized SIMT kernel (`simt128x128x8_8x8_s1` when its blocks fill the
-    /// device, `simt64x64x16_4x4_s2` for mid sizes) and 16-tiles for tiny outputs.
+    /// The automatic choice, from the H200 sweeps of 2026-12-01 (BENCHMARKS.md): the tiled
+    /// tensor-core kernel for f16/bf16 where tensor cores exist (`tc128x128x32_w4x2`;
+    /// `tc64x128x32_w2x2` when 128-blocks would not fill the device); otherwise the vectorized
+    /// SIMT kernel (`simt128x256x8_8x16_s1`, `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`,
+    /// the largest whose blocks fill the device) and 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
         let blocks = |bm: usize, bn: usize| batch * m.div_ceil(bm) * n.div_ceil(bn);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
         if MatmulVariant::Cmma.runs_on(caps, dtype) {
-            let big = if dtype == DType::F16 {
-                TcShape::T128_W4X2
-            } else {
-                TcShape::T128
-            };
+            // 2 × 4 planes gave bf16 153.5 TFLOP/s in one H200 call and 95.5 in the next, while
+            // 4 × 2 gave 145.3 in both: the reproducible shape is the default for both dtypes.
             let shape = if blocks(128, 128) >= fill {
-                big
+                TcShape::T128_W4X2
             } else {
                 TcShape::T64X128
             };
@@ -489,8 +492,16 @@ impl MatmulVariant {
             let v = MatmulVariant::Simt(s);
             v.runs_on(caps, dtype).then_some(v)
         };
+        let large = if blocks(128, 256) >= fill {
+            simt(SimtShape::S128X256)
+        } else {
+            None
+        };
+        if let Some(v) = large {
+            return v;
+        }
         if blocks(128, 128) >= fill {
-            simt(SimtShape::S128_SINGLE).unwrap_or(MatmulVariant::Blocked128 {
+            simt(SimtShape::S128_WIDE).unwrap_or(MatmulVariant::Blocked128 {
                 double_buffer: false,
             })
         } else if blocks(64, 64) >= fill / 2 || m * n >= 64 * 64 {
