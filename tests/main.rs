@@ -393,3 +393,8 @@ fn backend_discovery_never_panics() {
         Err(e) => assert!(statuses.iter().all(|s| s.device.is_err()), "{e}"),
     }
 }
+
+#[test]
+fn matmul_variant_ids_round_trip() {
+    suite::matmul::matmul_variant_ids_round_trip();
+}

@@ -8,7 +8,7 @@ use cubeport::reference::{self, Tolerance};
 use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
 use cubeport::{
     Activation, DType, DeviceTensor, Element, Error, GeluApprox, MatmulVariant, ShapeError,
-    TensorMut, TensorRef,
+    SimtShape, TcShape, TensorMut, TensorRef,
 };
 
 /// One problem: `[batch_a, m, k] · [batch_b, k, n]` (`batch = 0` means rank 2), `a` and/or
@@ -120,6 +120,27 @@ pub fn matmul_matches<R: Runtime>(
     })
 }
 
+/// Every variant id parses back to its variant; malformed ids are errors.
+pub fn matmul_variant_ids_round_trip() {
+    for v in MatmulVariant::ALL {
+        assert_eq!(v.to_string().parse::<MatmulVariant>(), Ok(v), "{v}");
+    }
+    for bad in [
+        "",
+        "simt",
+        "simt128x128_8x8_s1",
+        "simt128x128x8_8x8",
+        "simt128x128x8_8x8_s1_x",
+        "tc128x128x32",
+        "tc128x128x32_w0x2",
+        "tc100x128x32_w2x4",
+        "blocked",
+        "cmma2",
+    ] {
+        assert!(bad.parse::<MatmulVariant>().is_err(), "`{bad}` parsed");
+    }
+}
+
 pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     let caps = cubeport::caps_of(client);
     let a = DeviceTensor::from_slice(client, &seeded::<f32>(1, 15, -1.0, 1.0), &[3, 5]).unwrap();
@@ -217,6 +238,50 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         Activation::Identity,
         cview(&[3, 7]),
         MatmulVariant::Cmma,
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    // The tiled tensor-core kernel likewise refuses f32.
+    let r = cubeport::matmul_with(
+        client,
+        a.as_ref(),
+        b.as_ref(),
+        None,
+        Activation::Identity,
+        cview(&[3, 7]),
+        MatmulVariant::Tc(TcShape::T128_W4X2),
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    // Forced tile shapes that break the kernels' preconditions are refused, never launched:
+    // a unit tile not a multiple of 4, a tile the units cannot share evenly, a third stage,
+    // a tensor-core depth not a multiple of 16, more shared memory than the device has.
+    for shape in [
+        SimtShape::new(128, 128, 8, 6, 8, 1),
+        SimtShape::new(128, 128, 4, 8, 8, 1),
+        SimtShape::new(128, 128, 8, 8, 8, 3),
+        SimtShape::new(2048, 2048, 64, 64, 64, 2),
+    ] {
+        let r = cubeport::matmul_with(
+            client,
+            a.as_ref(),
+            b.as_ref(),
+            None,
+            Activation::Identity,
+            cview(&[3, 7]),
+            MatmulVariant::Simt(shape),
+        );
+        assert!(
+            matches!(r, Err(Error::Unsupported { .. })),
+            "{shape}: {r:?}"
+        );
+    }
+    let r = cubeport::matmul_with(
+        client,
+        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
+        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
+        None,
+        Activation::Identity,
+        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
+        MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
     // bf16 on a backend without it.

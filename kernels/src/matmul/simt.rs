@@ -41,7 +41,7 @@ pub struct SimtConfig {
 fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
     let mut tx = UNIT_POS as usize % ux;
     let mut ty = UNIT_POS as usize / ux;
-    if comptime!(ux % 8 == 0 && uy % 4 == 0) {
+    if comptime!(ux.is_multiple_of(8) && uy.is_multiple_of(4)) {
         let u = UNIT_POS as usize;
         let group = u / 32;
         let lane = u % 32;

@@ -118,6 +118,8 @@ enum Kind {
     Transpose { cols: usize },
     /// Histogram (`bins` bins over [−3, 3]; the inputs are uniform in [−4, 4)).
     Histogram { bins: usize },
+    /// `[m, k] · [k, n]` with the automatic variant; `fused`: `gelu(a·b + bias)` in one kernel.
+    Matmul { fused: bool },
 }
 
 /// One kernel case of the table.
@@ -147,6 +149,8 @@ impl Case {
             } => "gemv_t".into(),
             Kind::Transpose { .. } => "transpose".into(),
             Kind::Histogram { bins } => format!("histc{bins}"),
+            Kind::Matmul { fused: false } => "matmul".into(),
+            Kind::Matmul { fused: true } => "matmul_bias_gelu".into(),
         }
     }
 
@@ -158,6 +162,9 @@ impl Case {
             Kind::Reduce { inner, .. } => vec![elems.div_ceil(inner), inner],
             Kind::Softmax { len, .. } => vec![elems.div_ceil(len), len],
             Kind::Gemv { cols, .. } | Kind::Transpose { cols } => vec![elems.div_ceil(cols), cols],
+            // `[m, n, k]`, ragged against every tile; smaller where the device is a CPU.
+            Kind::Matmul { .. } if elems > (1 << 22) => vec![1031, 1029, 259],
+            Kind::Matmul { .. } => vec![257, 255, 129],
         }
     }
 }
@@ -226,6 +233,8 @@ fn cases(kinds: &[BackendKind]) -> Vec<Case> {
         kinds.extend([
             Kind::Histogram { bins: 256 },
             Kind::Histogram { bins: 10_000 },
+            Kind::Matmul { fused: false },
+            Kind::Matmul { fused: true },
         ]);
         if dtype == DType::F32 {
             kinds.extend([
@@ -261,6 +270,8 @@ struct Measured {
     tol: Vec<Tolerance>,
     time: Option<Duration>,
     gbps: Option<f64>,
+    /// Compute rate of a matmul row, TFLOP/s (2 per multiply-add).
+    tflops: Option<f64>,
     copy_gbps: Option<f64>,
 }
 
@@ -360,8 +371,8 @@ fn run_backend<R: Runtime>(
         }
         let shape = case.shape(elems);
         let n: usize = shape.iter().product();
-        let copy_gbps = if args.no_time {
-            None
+        let copy_gbps = if args.no_time || matches!(case.kind, Kind::Matmul { .. }) {
+            None // matmul is compute-bound: its rate is FLOP/s, not a fraction of a copy
         } else if let Some(&(_, _, g)) = copy_cache
             .iter()
             .find(|(d, m, _)| *d == case.dtype && *m == n)
@@ -404,6 +415,9 @@ fn measure<R: Runtime, E: Element>(
     shape: &[usize],
     no_time: bool,
 ) -> Result<Measured, Error> {
+    if let Kind::Matmul { fused } = case.kind {
+        return measure_matmul::<R, E>(client, shape, fused, no_time);
+    }
     let n: usize = shape.iter().product();
     let x: Vec<E> = seeded(0xC0BE_0001, n, -4.0, 4.0);
     let xf = to_f64(&x);
@@ -522,6 +536,7 @@ fn measure<R: Runtime, E: Element>(
         Kind::Histogram { bins } => {
             return measure_histogram(client, &x, &dx, bins, no_time);
         }
+        Kind::Matmul { .. } => unreachable!("handled by measure_matmul above"),
         Kind::Transpose { .. } => {
             out_shape = vec![shape[1], shape[0]];
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
@@ -550,6 +565,70 @@ fn measure<R: Runtime, E: Element>(
         tol,
         time,
         gbps,
+        tflops: None,
+        copy_gbps: None,
+    })
+}
+
+/// `[m, k] · [k, n]` (shape `[m, n, k]`) of seeded inputs into a poisoned output with the
+/// automatic variant, optionally with the fused `gelu(· + bias)` epilogue, against the f64
+/// reference with the matmul tolerance; timed in TFLOP/s when correct.
+fn measure_matmul<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    fused: bool,
+    no_time: bool,
+) -> Result<Measured, Error> {
+    let (m, n, k) = (shape[0], shape[1], shape[2]);
+    let dtype = E::DTYPE;
+    let a: Vec<E> = seeded(0xC0BE_0004, m * k, -1.0, 1.0);
+    let b: Vec<E> = seeded(0xC0BE_0005, k * n, -1.0, 1.0);
+    let bias: Vec<E> = seeded(0xC0BE_0006, n, -0.5, 0.5);
+    let (af, bf) = (to_f64(&a), to_f64(&b));
+    let act = if fused {
+        Activation::Gelu(GeluApprox::Tanh)
+    } else {
+        Activation::Identity
+    };
+    let prod = reference::matmul(&af, &bf, 1, 1, m, n, k);
+    let want: Vec<f64> = if fused {
+        reference::bias_activation(&prod, &to_f64(&bias), act)
+    } else {
+        prod
+    }
+    .into_iter()
+    .map(|v| E::from_f64(v).to_f64())
+    .collect();
+    let abs = |v: &[f64]| v.iter().map(|x| x.abs()).collect::<Vec<_>>();
+    let tol: Vec<Tolerance> = reference::matmul(&abs(&af), &abs(&bf), 1, 1, m, n, k)
+        .into_iter()
+        .map(|s| Tolerance::matmul(dtype, k, s))
+        .collect();
+    let da = DeviceTensor::from_slice(client, &a, &[m, k])?;
+    let db = DeviceTensor::from_slice(client, &b, &[k, n])?;
+    let dbias = DeviceTensor::from_slice(client, &bias, &[n])?;
+    let op = |c: &mut DeviceTensor<E>| {
+        let bias = fused.then(|| dbias.as_ref());
+        cubeport::matmul_fused_into(client, da.as_ref(), db.as_ref(), bias, act, c.as_mut())
+    };
+    let mut dc = poisoned::<R, E>(client, &[m, n])?;
+    op(&mut dc)?;
+    let got = to_f64(&dc.to_vec(client)?);
+    let cmp = compare_each(&got, &want, |i| tol[i]);
+    let time = if no_time || !cmp.ok() {
+        None
+    } else {
+        time_op(client, || op(&mut dc))?
+    };
+    let flops = cubeport::ops::matmul::matmul_flops(1, m, n, k) as f64;
+    Ok(Measured {
+        variant: cubeport::matmul_variant(client, dtype, 1, m, n).to_string(),
+        cmp,
+        output: got,
+        tol,
+        time,
+        gbps: None,
+        tflops: time.map(|t| flops / t.as_secs_f64() / 1e12),
         copy_gbps: None,
     })
 }
@@ -590,6 +669,7 @@ fn measure_histogram<R: Runtime, E: Element>(
         tol,
         time,
         gbps: time.map(|t| bytes as f64 / t.as_secs_f64() / 1e9),
+        tflops: None,
         copy_gbps: None,
     })
 }
@@ -663,7 +743,7 @@ fn cross_check(rows: &mut [Row]) {
 
 fn print_table(rows: &[Row]) {
     println!(
-        "{:<16} {:<5} {:<5} {:<12} {:<16} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
+        "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
         "kernel",
         "back",
         "dtype",
@@ -696,7 +776,7 @@ fn print_table(rows: &[Row]) {
                     _ => "-".into(),
                 };
                 println!(
-                    "{:<16} {:<5} {:<5} {:<12} {:<16} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
+                    "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
                     r.case.name(),
                     r.backend.name(),
                     r.case.dtype.name(),
@@ -708,7 +788,12 @@ fn print_table(rows: &[Row]) {
                     agree,
                     m.time
                         .map_or("-".into(), |t| format!("{:.1}", t.as_secs_f64() * 1e6)),
-                    m.gbps.map_or("-".into(), |g| format!("{g:.1}")),
+                    match (m.gbps, m.tflops) {
+                        (Some(g), _) => format!("{g:.1}"),
+                        (None, Some(t)) if t >= 1.0 => format!("{t:.1}TF"),
+                        (None, Some(t)) => format!("{:.1}GF", t * 1e3),
+                        _ => "-".into(),
+                    },
                     pct,
                 );
                 if !m.cmp.ok() {
@@ -723,6 +808,14 @@ fn print_table(rows: &[Row]) {
                 shape
             ),
         }
+    }
+    if rows
+        .iter()
+        .any(|r| matches!(r.case.kind, Kind::Matmul { .. }))
+    {
+        println!(
+            "matmul rows: shape m x n x k; TF / GF = TFLOP/s / GFLOP/s (2 per multiply-add), no copy ceiling"
+        );
     }
     let mut seen = Vec::new();
     for r in rows {

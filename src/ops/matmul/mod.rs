@@ -718,6 +718,25 @@ fn matmul_impl<R: Runtime>(
     })
 }
 
+/// `width` when an operand can be read or written as `width`-wide vectors along its rows: unit
+/// column stride, batch and row strides and the row length multiples of `width`, buffer offset
+/// aligned to the vector; else 1.
+fn vector_width(
+    width: usize,
+    [batch, row, col]: [usize; 3],
+    row_len: usize,
+    handle: &Handle,
+    elem: usize,
+) -> usize {
+    let offset = handle.offset_start.unwrap_or(0);
+    let fits = col == 1
+        && batch.is_multiple_of(width)
+        && row.is_multiple_of(width)
+        && row_len.is_multiple_of(width)
+        && offset.is_multiple_of((width * elem) as u64);
+    if fits { width } else { 1 }
+}
+
 struct Handles<'a> {
     a: &'a Handle,
     b: &'a Handle,
@@ -746,34 +765,16 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
-    // 4-wide global accesses of the SIMT kernel: B rows contiguous, C rows 4-aligned, buffers
-    // aligned to the vector.
-    let vec_bytes = 4 * E::DTYPE.size() as u64;
-    let aligned = |h: &Handle| h.offset_start.unwrap_or(0) % vec_bytes == 0;
+    // Vector widths of the global accesses: 4 for the SIMT kernel's B loads and C stores, 8 for
+    // the tensor-core kernel's A and B loads (16 bytes for f16/bf16), 1 where the layout says no.
+    let elem = E::DTYPE.size();
+    let [_, ar, ac] = spec.a_strides;
     let [bz, br, bc] = spec.b_strides;
-    let nb = if bc == 1 && br % 4 == 0 && bz % 4 == 0 && spec.n % 4 == 0 && aligned(h.b) {
-        4
-    } else {
-        1
-    };
-    let nc = if spec.c_pitch % 4 == 0 && spec.n % 4 == 0 && aligned(h.c) {
-        4
-    } else {
-        1
-    };
-    // 8-wide (16-byte for f16/bf16) operand loads of the tensor-core kernel.
-    let aligned8 = |h: &Handle| h.offset_start.unwrap_or(0) % (8 * E::DTYPE.size() as u64) == 0;
-    let [az, ar, ac] = spec.a_strides;
-    let na8 = if ac == 1 && ar % 8 == 0 && az % 8 == 0 && spec.k % 8 == 0 && aligned8(h.a) {
-        8
-    } else {
-        1
-    };
-    let nb8 = if bc == 1 && br % 8 == 0 && bz % 8 == 0 && spec.n % 8 == 0 && aligned8(h.b) {
-        8
-    } else {
-        1
-    };
+    let (az, cp) = (spec.a_strides[0], spec.c_pitch);
+    let nb = vector_width(4, [bz, br, bc], spec.n, h.b, elem);
+    let nc = vector_width(4, [0, cp, 1], spec.n, h.c, elem);
+    let na8 = vector_width(8, [az, ar, ac], spec.k, h.a, elem);
+    let nb8 = vector_width(8, [bz, br, bc], spec.n, h.b, elem);
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
