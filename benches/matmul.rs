@@ -19,8 +19,7 @@
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use cubeport::cases::{Case, Scale};
 use cubeport::cubecl::prelude::*;
-use cubeport::testing::sync;
-use cubeport::{BackendKind, DType, Element};
+use cubeport::{BackendKind, DType};
 use std::time::{Duration, Instant};
 
 fn group(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
@@ -44,92 +43,17 @@ fn bench_cases<R: Runtime>(
         let id = BenchmarkId::new(case.id(kind, dtype), case.size.clone());
         g.bench_function(id, |b| {
             b.iter_custom(|iters| {
-                sync(client).expect("device sync failed");
+                case.wait(client).expect("device sync failed");
                 let t = Instant::now();
                 for _ in 0..iters {
                     case.run().unwrap();
                 }
-                sync(client).expect("device sync failed");
+                case.wait(client).expect("device sync failed");
                 t.elapsed()
             })
         });
     }
     g.finish();
-}
-
-#[cfg(feature = "cuda")]
-mod cublas {
-    use super::*;
-    use cubeport::testing::seeded;
-    use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
-    use cudarc::driver::CudaContext;
-
-    /// cuBLAS on row-major operands: `C = A·B` is computed as `Cᵀ = Bᵀ·Aᵀ` in column-major.
-    pub fn bench<E: Element + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-        c: &mut Criterion,
-        sizes: &[(usize, usize, usize)],
-    ) where
-        CudaBlas: Gemm<E>,
-    {
-        let ctx = match CudaContext::new(0) {
-            Ok(ctx) => ctx,
-            Err(e) => {
-                eprintln!("SKIP matmul/cublas: {e}");
-                return;
-            }
-        };
-        let stream = ctx.default_stream();
-        let blas = match CudaBlas::new(stream.clone()) {
-            Ok(b) => b,
-            Err(e) => {
-                eprintln!("SKIP matmul/cublas: {e}");
-                return;
-            }
-        };
-        let mut g = group(c);
-        for &(m, n, k) in sizes {
-            let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
-            let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
-            let da = stream.clone_htod(&a).unwrap();
-            let db = stream.clone_htod(&b).unwrap();
-            let mut dc = stream.alloc_zeros::<E>(m * n).unwrap();
-            let cfg = GemmConfig {
-                transa: cublasOperation_t::CUBLAS_OP_N,
-                transb: cublasOperation_t::CUBLAS_OP_N,
-                m: n as i32,
-                n: m as i32,
-                k: k as i32,
-                alpha: E::from_f64(1.0),
-                lda: n as i32,
-                ldb: k as i32,
-                beta: E::from_f64(0.0),
-                ldc: n as i32,
-            };
-            // SAFETY: buffers hold k·n, m·k and m·n elements as the config describes.
-            let run = |dc: &mut cudarc::driver::CudaSlice<E>| unsafe {
-                blas.gemm(cfg, &db, &da, dc).unwrap()
-            };
-            run(&mut dc);
-            let got = stream.clone_dtoh(&dc).unwrap();
-            if let Err(e) = verify_sample(&got, &a, &b, m, n, k) {
-                panic!("cuBLAS {e}; not timing it");
-            }
-            g.throughput(Throughput::Elements(2 * (m * n * k) as u64));
-            let id = BenchmarkId::new(format!("cublas/cuda/{}", E::DTYPE), format!("{m}x{n}x{k}"));
-            g.bench_function(id, |bch| {
-                bch.iter_custom(|iters| {
-                    stream.synchronize().unwrap();
-                    let t = Instant::now();
-                    for _ in 0..iters {
-                        run(&mut dc);
-                    }
-                    stream.synchronize().unwrap();
-                    t.elapsed()
-                })
-            });
-        }
-        g.finish();
-    }
 }
 
 struct Visit<'a>(&'a mut Criterion, Scale);
@@ -205,8 +129,9 @@ fn peer_sizes() -> Vec<(usize, usize, usize)> {
     }
 }
 
+#[cfg(feature = "peer-cubek")]
 /// Checks 32 sampled entries of a row-major `m × n` product of the seeded inputs against f64.
-fn verify_sample<E: Element>(
+fn verify_sample<E: cubeport::Element>(
     got: &[E],
     a: &[E],
     b: &[E],
@@ -242,7 +167,7 @@ mod cubek_peer {
     use cubek::matmul::launch::{Strategy, launch_ref};
     use cubek::std::InputBinding;
     use cubeport::DeviceTensor;
-    use cubeport::testing::seeded;
+    use cubeport::testing::{seeded, sync};
 
     fn strategies(dtype: DType) -> Vec<(&'static str, Strategy)> {
         if dtype == DType::F32 {
@@ -424,17 +349,40 @@ fn benches(c: &mut Criterion) {
             .iter()
             .any(|s| s.kind == BackendKind::Cuda && s.device.is_ok())
     {
-        let sizes = peer_sizes();
+        // cuBLAS through cudarc, the same seeded inputs as the cubeport cases
+        // (`cubeport::cases::cublas_case`, shared with `cubeport bench`).
         let only = std::env::var("CUBEPORT_BENCH_DTYPES").unwrap_or_else(|_| "f32,f16,bf16".into());
         let on = |d: &str| only.split(',').any(|x| x == d);
-        if on("f32") {
-            cublas::bench::<f32>(c, &sizes);
-        }
-        if on("f16") {
-            cublas::bench::<half::f16>(c, &sizes);
-        }
-        if on("bf16") {
-            cublas::bench::<half::bf16>(c, &sizes);
+        let client = match cubeport::backends::cuda_client() {
+            Ok(c) => c,
+            Err(e) => return eprintln!("SKIP matmul/cublas: {e}"),
+        };
+        for (m, n, k) in peer_sizes() {
+            let mut cases = Vec::new();
+            for (name, make) in [
+                (
+                    "f32",
+                    cubeport::cases::cublas_case::<f32> as fn(usize, usize, usize) -> _,
+                ),
+                ("f16", cubeport::cases::cublas_case::<half::f16>),
+                ("bf16", cubeport::cases::cublas_case::<half::bf16>),
+            ] {
+                if !on(name) {
+                    continue;
+                }
+                match make(m, n, k) {
+                    Ok(case) => cases.push((name, case)),
+                    Err(e) => eprintln!("SKIP matmul/cublas/cuda/{name}: {e}"),
+                }
+            }
+            for (name, case) in cases {
+                let dtype: DType = match name {
+                    "f32" => DType::F32,
+                    "f16" => DType::F16,
+                    _ => DType::BF16,
+                };
+                bench_cases(c, &client, BackendKind::Cuda, dtype, vec![case]);
+            }
         }
     }
 }

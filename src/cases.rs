@@ -23,7 +23,10 @@ pub struct Case<'c> {
     pub bytes: u64,
     /// Floating-point operations (0 for data movement).
     pub flops: u64,
-    run: Box<dyn FnMut() -> Result<(), Error> + 'c>,
+    run: Box<dyn FnMut() -> Result<(), Error> + Send + 'c>,
+    /// Waits for the case's own queue, for cases that do not launch on a cubecl client (a
+    /// vendor library on its own stream); `None`: the client's sync covers them.
+    own_sync: Option<Box<dyn FnMut() -> Result<(), Error> + Send + 'c>>,
 }
 
 impl<'c> Case<'c> {
@@ -33,6 +36,34 @@ impl<'c> Case<'c> {
     /// The op's error.
     pub fn run(&mut self) -> Result<(), Error> {
         (self.run)()
+    }
+
+    /// Waits for every launch of this case: its own queue when it has one, else `client`'s.
+    ///
+    /// # Errors
+    /// The runtime's error.
+    pub fn wait<R: Runtime>(&mut self, client: &ComputeClient<R>) -> Result<(), Error> {
+        match &mut self.own_sync {
+            Some(sync) => sync(),
+            None => crate::testing::sync(client),
+        }
+    }
+
+    /// The launch and, for cases with their own queue, its sync, as separate borrows (to time
+    /// batches of launches between syncs).
+    #[allow(clippy::type_complexity)]
+    pub fn split(
+        &mut self,
+    ) -> (
+        &mut (dyn FnMut() -> Result<(), Error> + Send + 'c),
+        Option<&mut (dyn FnMut() -> Result<(), Error> + Send + 'c)>,
+    ) {
+        (&mut *self.run, self.own_sync.as_deref_mut())
+    }
+
+    /// Whether the case launches on the cubecl client (so the client's device timers see it).
+    pub fn on_client(&self) -> bool {
+        self.own_sync.is_none()
     }
 
     /// `family/variant/backend/dtype`, the criterion id of this case.
@@ -81,6 +112,7 @@ pub fn copy_case<'c, R: Runtime>(
         bytes: 2 * n as u64 * 4,
         flops: 0,
         run: Box::new(move || crate::copy_into(client, dx.as_ref(), dy.as_mut())),
+        own_sync: None,
     })
 }
 
@@ -109,7 +141,7 @@ pub fn transpose_cases<'c, R: Runtime>(
         }
         t
     };
-    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[side, side])?);
+    let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &x, &[side, side])?);
     let mut cases = vec![copy_case(client, n)?];
     for v in [
         TransposeVariant::Tiled { tile: 64, pad: 1 },
@@ -131,6 +163,7 @@ pub fn transpose_cases<'c, R: Runtime>(
             run: Box::new(move || {
                 crate::transpose_with(client, dx.as_ref().as_ref(), dy.as_mut(), v)
             }),
+            own_sync: None,
         });
     }
     Ok(cases)
@@ -157,7 +190,7 @@ pub fn histogram_cases<'c, R: Runtime>(
         ("one_bin", vec![0.5f32; n]),
     ] {
         let want = reference::histogram_range(&values, bins, 0.0, 1.0);
-        let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &values, &[n])?);
+        let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &values, &[n])?);
         drop(values);
         let auto = HistogramVariant::select(&caps, bins);
         let mut variants = vec![(format!("auto_{auto}"), None)];
@@ -186,6 +219,7 @@ pub fn histogram_cases<'c, R: Runtime>(
                 bytes: n as u64 * 4,
                 flops: 0,
                 run: Box::new(move || go(&mut counts)),
+                own_sync: None,
             });
         }
     }
@@ -249,9 +283,9 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
         let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
         let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
         let bias: Vec<E> = seeded(82, n, -0.5, 0.5);
-        let da = std::rc::Rc::new(DeviceTensor::from_slice(client, &a, &[m, k])?);
-        let db = std::rc::Rc::new(DeviceTensor::from_slice(client, &b, &[k, n])?);
-        let dbias = std::rc::Rc::new(DeviceTensor::from_slice(client, &bias, &[n])?);
+        let da = std::sync::Arc::new(DeviceTensor::from_slice(client, &a, &[m, k])?);
+        let db = std::sync::Arc::new(DeviceTensor::from_slice(client, &b, &[k, n])?);
+        let dbias = std::sync::Arc::new(DeviceTensor::from_slice(client, &bias, &[n])?);
         // 64 sampled entries, f64 dot products (a full reference at 8192³ would take minutes).
         let samples: Vec<(usize, usize)> = seeded_uniform(83, 128, 0.0, 1.0)
             .chunks(2)
@@ -344,6 +378,7 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
                 bytes: ((m * k + k * n + m * n) * dtype.size()) as u64,
                 flops,
                 run: Box::new(move || go(&mut dc)),
+                own_sync: None,
             });
         }
     }
@@ -390,6 +425,7 @@ pub fn fma_case<'c, R: Runtime, E: crate::Element>(
         bytes: (units * E::DTYPE.size()) as u64,
         flops: 16 * units as u64 * iters as u64,
         run: Box::new(go),
+        own_sync: None,
     })
 }
 
@@ -410,8 +446,8 @@ pub fn activation_cases<'c, R: Runtime>(
     };
     let x: Vec<f32> = seeded(90, n, -4.0, 4.0);
     let b: Vec<f32> = seeded(91, n, -1.0, 1.0);
-    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[n])?);
-    let db = std::rc::Rc::new(DeviceTensor::from_slice(client, &b, &[n])?);
+    let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &x, &[n])?);
+    let db = std::sync::Arc::new(DeviceTensor::from_slice(client, &b, &[n])?);
     let (xf, bf) = (crate::testing::to_f64(&x), crate::testing::to_f64(&b));
     let mut cases = vec![copy_case(client, n)?];
     for (act, flops) in [
@@ -444,6 +480,7 @@ pub fn activation_cases<'c, R: Runtime>(
             bytes: 3 * n as u64 * 4,
             flops: flops * n as u64,
             run: Box::new(move || go(&mut dy)),
+            own_sync: None,
         });
     }
     Ok(cases)
@@ -470,7 +507,7 @@ pub fn reduce_cases<'c, R: Runtime>(
     let x: Vec<f32> = seeded(92, n, -1.0, 1.0);
     let xf = crate::testing::to_f64(&x);
     let abs: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
-    let dx = std::rc::Rc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
+    let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
     let mut cases = Vec::new();
     let size = format!("{rows}x{cols}");
     // Whole-array sum and per-row sums.
@@ -506,6 +543,7 @@ pub fn reduce_cases<'c, R: Runtime>(
             bytes: ((n + out_shape[0]) * 4) as u64,
             flops: n as u64,
             run: Box::new(move || go(&mut dy)),
+            own_sync: None,
         });
     }
     // Softmax along rows.
@@ -529,6 +567,7 @@ pub fn reduce_cases<'c, R: Runtime>(
         bytes: 2 * n as u64 * 4,
         flops: 5 * n as u64,
         run: Box::new(move || go(&mut dy)),
+        own_sync: None,
     });
     // GEMV y = A·v over the same matrix.
     let v: Vec<f32> = seeded(93, cols, -1.0, 1.0);
@@ -567,6 +606,370 @@ pub fn reduce_cases<'c, R: Runtime>(
         bytes: ((n + cols + rows) * 4) as u64,
         flops: 2 * n as u64,
         run: Box::new(move || go(&mut dy)),
+        own_sync: None,
     });
     Ok(cases)
+}
+
+/// cuBLAS (through cudarc) on `m × n × k` row-major products of the same seeded inputs as
+/// [`matmul_cases`]: `sgemm` for f32 (cuBLAS's default math mode: no TF32), `gemmEx` with f32
+/// compute for f16/bf16. The vendor anchor of the matmul family, on cudarc's own stream (so the
+/// case syncs that stream itself, see [`Case::wait`]). Checked on 32 sampled entries against
+/// f64 dot products before it is returned; variant id `cublas`.
+///
+/// # Errors
+/// [`Error::Launch`] (op `cublas`) when there is no CUDA driver or cuBLAS, or the sampled
+/// check fails.
+#[cfg(feature = "cublas")]
+pub fn cublas_case<E>(m: usize, n: usize, k: usize) -> Result<Case<'static>, Error>
+where
+    E: crate::Element + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<E>,
+{
+    use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
+    use cudarc::driver::CudaContext;
+    let fail = |what: &str, e: &dyn std::fmt::Display| Error::Launch {
+        op: "cublas",
+        message: format!("{what}: {e}"),
+    };
+    // cudarc panics where no driver library exists; probe first (discovery does the same).
+    let ctx = std::panic::catch_unwind(|| CudaContext::new(0))
+        .map_err(|_| fail("CUDA driver", &"libcuda could not be loaded"))?
+        .map_err(|e| fail("CUDA context", &e))?;
+    let stream = ctx.default_stream();
+    let blas = std::panic::catch_unwind(|| CudaBlas::new(stream.clone()))
+        .map_err(|_| fail("cuBLAS", &"libcublas could not be loaded"))?
+        .map_err(|e| fail("cuBLAS", &e))?;
+    let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
+    let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
+    let da = stream.clone_htod(&a).map_err(|e| fail("upload", &e))?;
+    let db = stream.clone_htod(&b).map_err(|e| fail("upload", &e))?;
+    let mut dc = stream
+        .alloc_zeros::<E>(m * n)
+        .map_err(|e| fail("alloc", &e))?;
+    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+    let cfg = GemmConfig {
+        transa: cublasOperation_t::CUBLAS_OP_N,
+        transb: cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: E::from_f64(1.0),
+        lda: n as i32,
+        ldb: k as i32,
+        beta: E::from_f64(0.0),
+        ldc: n as i32,
+    };
+    // SAFETY: the buffers hold k·n, m·k and m·n elements, as `cfg` describes.
+    unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(|e| fail("gemm", &e))?;
+    let got = stream.clone_dtoh(&dc).map_err(|e| fail("download", &e))?;
+    for s in 0..32 {
+        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+            dot += t;
+            abs += t.abs();
+        }
+        let want = E::from_f64(dot).to_f64();
+        let tol = reference::Tolerance::matmul(E::DTYPE, k, abs);
+        let g = got[i * n + j].to_f64();
+        if (g - want).abs() > tol.atol + tol.rtol * want.abs() {
+            return Err(fail(
+                "sampled check",
+                &format!("C[{i},{j}] = {g}, want {want}; not timing it"),
+            ));
+        }
+    }
+    let sync_stream = stream.clone();
+    Ok(Case {
+        family: "matmul",
+        variant: "cublas".into(),
+        size: format!("{m}x{n}x{k}"),
+        bytes: ((m * k + k * n + m * n) * E::DTYPE.size()) as u64,
+        flops: crate::ops::matmul::matmul_flops(1, m, n, k),
+        // SAFETY: as above; `dc` lives in the closure.
+        run: Box::new(move || {
+            unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(|e| fail("gemm", &e))
+        }),
+        own_sync: Some(Box::new(move || {
+            sync_stream
+                .synchronize()
+                .map_err(|e| fail("stream sync", &e))
+        })),
+    })
+}
+
+/// One op per family, run at a sweep of sizes for the throughput-versus-size report of
+/// `cubeport bench` (automatic variants, f32 unless the op says otherwise).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SweepOp {
+    /// `gelu(x + bias)` (tanh), full-length bias: 3 streams.
+    BiasGelu,
+    /// Sum of everything.
+    SumAll,
+    /// Softmax over rows of 1024.
+    Softmax1024,
+    /// Square transpose.
+    Transpose,
+    /// 256-bin histogram over `[0, 1)` of uniform data.
+    Histogram256,
+    /// Square matmul of this dtype (`n` is the side).
+    Matmul(DType),
+}
+
+impl SweepOp {
+    /// The report's family name.
+    pub fn family(&self) -> &'static str {
+        match self {
+            SweepOp::BiasGelu => "activation",
+            SweepOp::SumAll => "reduce",
+            SweepOp::Softmax1024 => "softmax",
+            SweepOp::Transpose => "transpose",
+            SweepOp::Histogram256 => "histogram",
+            SweepOp::Matmul(_) => "matmul",
+        }
+    }
+
+    /// The op's name in the report.
+    pub fn name(&self) -> String {
+        match self {
+            SweepOp::BiasGelu => "bias_gelu_tanh".into(),
+            SweepOp::SumAll => "sum_all".into(),
+            SweepOp::Softmax1024 => "softmax_rows1024".into(),
+            SweepOp::Transpose => "transpose_square".into(),
+            SweepOp::Histogram256 => "histc256".into(),
+            SweepOp::Matmul(d) => format!("matmul_square_{d}"),
+        }
+    }
+
+    /// Sizes (elements, or the side for square ops) from tiny to `max_elems` elements.
+    pub fn sizes(&self, max_elems: usize) -> Vec<usize> {
+        let geometric = |lo: usize, hi: usize, step: usize| {
+            let mut v = Vec::new();
+            let mut x = lo;
+            while x <= hi {
+                v.push(x);
+                x *= step;
+            }
+            v
+        };
+        match self {
+            SweepOp::Transpose => geometric(64, max_elems.isqrt(), 2),
+            SweepOp::Matmul(_) => geometric(128, 8192.min(max_elems.isqrt() / 2), 2),
+            SweepOp::Softmax1024 => geometric(1 << 12, max_elems, 4),
+            _ => geometric(1 << 10, max_elems, 4),
+        }
+    }
+}
+
+/// [`SweepOp`] `op` at size `n`, checked against the CPU reference (matmul: 32 sampled
+/// entries against f64 dot products) before it is returned.
+///
+/// # Errors
+/// As [`copy_case`]; [`Error::UnsupportedDType`] for a matmul dtype the device lacks.
+pub fn sweep_case<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    op: SweepOp,
+    n: usize,
+) -> Result<Case<'c>, Error> {
+    use crate::reference::{Reduction, Tolerance};
+    use crate::{Activation, GeluApprox};
+    use std::sync::Arc;
+    let case = |variant: String, size: String, bytes: usize, flops: usize, run| Case {
+        family: op.family(),
+        variant,
+        size,
+        bytes: bytes as u64,
+        flops: flops as u64,
+        run,
+        own_sync: None,
+    };
+    match op {
+        SweepOp::BiasGelu => {
+            let x: Vec<f32> = seeded(93, n, -4.0, 4.0);
+            let b: Vec<f32> = seeded(94, n, -1.0, 1.0);
+            let act = Activation::Gelu(GeluApprox::Tanh);
+            let (dx, db) = (
+                Arc::new(DeviceTensor::from_slice(client, &x, &[n])?),
+                Arc::new(DeviceTensor::from_slice(client, &b, &[n])?),
+            );
+            let mut dy = poisoned::<R, f32>(client, &[n])?;
+            let go = move |y: &mut DeviceTensor<f32>| {
+                crate::bias_activation_into(
+                    client,
+                    dx.as_ref().as_ref(),
+                    db.as_ref().as_ref(),
+                    y.as_mut(),
+                    act,
+                )
+            };
+            go(&mut dy)?;
+            let want = reference::bias_activation(
+                &crate::testing::to_f64(&x),
+                &crate::testing::to_f64(&b),
+                act,
+            );
+            let got = crate::testing::to_f64(&dy.to_vec(client)?);
+            verify(
+                reference::compare(&got, &want, Tolerance::elementwise(DType::F32)).ok(),
+                "sweep bias_gelu",
+            )?;
+            Ok(case(
+                op.name(),
+                size_name(n),
+                3 * n * 4,
+                12 * n,
+                Box::new(move || go(&mut dy)),
+            ))
+        }
+        SweepOp::SumAll | SweepOp::Softmax1024 => {
+            let len = if op == SweepOp::SumAll { n } else { 1024 };
+            let rows = n / len;
+            let x: Vec<f32> = seeded(95, rows * len, -1.0, 1.0);
+            let xf = crate::testing::to_f64(&x);
+            let dx = Arc::new(DeviceTensor::from_slice(client, &x, &[rows, len])?);
+            let sum = op == SweepOp::SumAll;
+            let out_shape = if sum { vec![1] } else { vec![rows, len] };
+            let mut dy = poisoned::<R, f32>(client, &out_shape)?;
+            let go = move |y: &mut DeviceTensor<f32>| {
+                if sum {
+                    crate::reduce_into(
+                        client,
+                        dx.as_ref().as_ref(),
+                        y.as_mut(),
+                        None,
+                        Reduction::Sum,
+                    )
+                } else {
+                    crate::softmax_into(client, dx.as_ref().as_ref(), y.as_mut(), 1)
+                }
+            };
+            go(&mut dy)?;
+            let got = crate::testing::to_f64(&dy.to_vec(client)?);
+            let ok = if sum {
+                let abs: f64 = xf.iter().map(|v| v.abs()).sum();
+                let want = reference::reduce(&xf, &[rows * len], None, Reduction::Sum);
+                reference::compare(&got, &want, Tolerance::reduction(DType::F32, n, abs)).ok()
+            } else {
+                let want = reference::softmax(&xf, len, false);
+                reference::compare(&got, &want, Tolerance::softmax(DType::F32, len, false)).ok()
+            };
+            verify(ok, &format!("sweep {}", op.name()))?;
+            let out = if sum { 1 } else { n };
+            let size = if sum {
+                size_name(n)
+            } else {
+                format!("{rows}x{len}")
+            };
+            Ok(case(
+                op.name(),
+                size,
+                (n + out) * 4,
+                if sum { n } else { 5 * n },
+                Box::new(move || go(&mut dy)),
+            ))
+        }
+        SweepOp::Transpose => {
+            let side = n;
+            let x: Vec<f32> = seeded(96, side * side, -1.0, 1.0);
+            let dx = Arc::new(DeviceTensor::from_slice(client, &x, &[side, side])?);
+            let mut dy = poisoned::<R, f32>(client, &[side, side])?;
+            let go = move |y: &mut DeviceTensor<f32>| {
+                crate::transpose_into(client, dx.as_ref().as_ref(), y.as_mut())
+            };
+            go(&mut dy)?;
+            let want = reference::transpose(&crate::testing::to_f64(&x), 1, side, side);
+            verify(
+                crate::testing::to_f64(&dy.to_vec(client)?) == want,
+                "sweep transpose",
+            )?;
+            Ok(case(
+                op.name(),
+                format!("{side}x{side}"),
+                2 * side * side * 4,
+                0,
+                Box::new(move || go(&mut dy)),
+            ))
+        }
+        SweepOp::Histogram256 => {
+            let values = seeded_uniform(97, n, 0.0, 1.0);
+            let want = reference::histogram_range(&values, 256, 0.0, 1.0);
+            let dx = Arc::new(DeviceTensor::from_slice(client, &values, &[n])?);
+            let mut counts = DeviceTensor::<u32>::from_slice(client, &vec![u32::MAX; 256], &[256])?;
+            let binning = Binning::Range { lo: 0.0, hi: 1.0 };
+            let go = move |c: &mut DeviceTensor<u32>| {
+                crate::histogram_into(client, dx.as_ref().as_ref(), c.as_mut(), binning)
+            };
+            go(&mut counts)?;
+            verify(counts.to_vec(client)? == want, "sweep histogram")?;
+            Ok(case(
+                op.name(),
+                size_name(n),
+                n * 4,
+                0,
+                Box::new(move || go(&mut counts)),
+            ))
+        }
+        SweepOp::Matmul(dtype) => match dtype {
+            DType::F32 => sweep_matmul::<R, f32>(client, n),
+            DType::F16 => sweep_matmul::<R, half::f16>(client, n),
+            DType::BF16 => sweep_matmul::<R, half::bf16>(client, n),
+            other => {
+                crate::ops::expect_dtype_supported(&crate::caps_of(client), "sweep matmul", other)
+                    .and(Err(crate::ops::not_float(client, "sweep matmul", other)))
+            }
+        },
+    }
+}
+
+/// A square `side³` product of `E` with the automatic variant, sampled against f64.
+fn sweep_matmul<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    side: usize,
+) -> Result<Case<'c>, Error> {
+    let dtype = E::DTYPE;
+    crate::ops::expect_dtype_supported(&crate::caps_of(client), "sweep matmul", dtype)?;
+    let (m, n, k) = (side, side, side);
+    let a: Vec<E> = seeded(98, m * k, -1.0, 1.0);
+    let b: Vec<E> = seeded(99, k * n, -1.0, 1.0);
+    let da = std::sync::Arc::new(DeviceTensor::from_slice(client, &a, &[m, k])?);
+    let db = std::sync::Arc::new(DeviceTensor::from_slice(client, &b, &[k, n])?);
+    let mut dc = poisoned::<R, E>(client, &[m, n])?;
+    let go = move |c: &mut DeviceTensor<E>| {
+        crate::matmul_into(
+            client,
+            da.as_ref().as_ref(),
+            db.as_ref().as_ref(),
+            c.as_mut(),
+        )
+    };
+    go(&mut dc)?;
+    let got = dc.to_vec(client)?;
+    for s in 0..32 {
+        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+            dot += t;
+            abs += t.abs();
+        }
+        let want = E::from_f64(dot).to_f64();
+        let tol = reference::Tolerance::matmul(dtype, k, abs);
+        let g = got[i * n + j].to_f64();
+        verify(
+            (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
+            &format!("sweep matmul {side} C[{i},{j}] = {g}, want {want}"),
+        )?;
+    }
+    let variant = crate::ops::matmul::matmul_variant(client, dtype, 1, m, n).to_string();
+    Ok(Case {
+        family: "matmul",
+        variant,
+        size: format!("{m}x{n}x{k}"),
+        bytes: ((m * k + k * n + m * n) * dtype.size()) as u64,
+        flops: crate::ops::matmul::matmul_flops(1, m, n, k),
+        run: Box::new(move || go(&mut dc)),
+        own_sync: None,
+    })
 }

@@ -15,15 +15,24 @@
 //!    size whose time is twice the floor).
 //! 4. **Transfers**: host→device (`create_from_slice`) and device→host (`read_one`) bandwidth
 //!    across sizes; the JIT cost of the first launch of an op in the process vs a warm launch.
+//! 5. **Vendor GEMM** (CUDA): cuBLAS through cudarc (`cubeport::cases::cublas_case`, the same
+//!    seeded inputs as the matmul cases) per dtype at one square size; every matmul point also
+//!    reports its % of it.
+//! 6. **Sweeps**: one op per family (`cubeport::cases::SweepOp`: bias+GELU, sum, softmax,
+//!    transpose, histogram, f32 and tensor-core f16 matmul) over a geometric sweep of sizes, each
+//!    point checked against the reference before it is timed: throughput versus size.
 //!
-//! Timing: host clock around device syncs with launches batched between them (≥ 20 ms per
-//! batch), warm-up until two batches agree within 3%, median of 7 batches. cubecl 0.10's CUDA
-//! runtime times the same way (`TimingMethod::System`); it exposes no graph capture, so the
-//! launch report has no graph variant.
+//! Timing: launches batched between syncs (≥ 20 ms per batch), warm-up until two batches agree
+//! within 3%, median of 7 batches. Kernels and ceilings use the backend's device timers where it
+//! has them (`Caps::device_timing`: wgpu's timestamp queries, through cubecl's `client.profile`;
+//! `--host-timing` turns that off); cubecl 0.10's CUDA runtime reports host time there
+//! (`TimingMethod::System`). Launch overhead, transfers and JIT are host-clock by definition
+//! (what a caller waits). cubecl exposes no graph capture, so the launch report has no graph
+//! variant.
 //!
 //! Output: a table on stdout, `--json FILE` (schema `docs/bench.schema.json`, checked by
 //! `tests/bench_json.rs`), `--plots DIR` (SVG: `roofline-<backend>.svg`, `launch-<backend>.svg`,
-//! `transfers-<backend>.svg`). `--quick` uses small sizes (under a minute on lavapipe).
+//! `transfers-<backend>.svg`, `throughput-<backend>.svg`). `--quick` uses small sizes (under a minute on lavapipe).
 
 use cubeport::cases::{self, Case, Scale};
 use cubeport::cubecl::prelude::*;
@@ -54,12 +63,15 @@ pub struct BenchArgs {
     /// Small sizes and fewer samples (under a minute on lavapipe).
     #[arg(long)]
     quick: bool,
+    /// Time kernels with the host clock even where the backend has device timers.
+    #[arg(long)]
+    host_timing: bool,
     /// Measure nothing: redraw the charts of an earlier `--json` report into `--plots`.
     #[arg(long, requires = "plots")]
     replot: Option<PathBuf>,
 }
 
-pub const SCHEMA: &str = "cubeport-bench/1";
+pub const SCHEMA: &str = "cubeport-bench/2";
 
 #[derive(Serialize, Deserialize)]
 struct Report {
@@ -80,12 +92,45 @@ struct BackendReport {
     launch: Launch,
     transfers: Vec<Transfer>,
     jit: Jit,
+    /// Throughput versus size, one op per family.
+    #[serde(default)]
+    sweeps: Vec<Sweep>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Sweep {
+    family: String,
+    op: String,
+    dtype: String,
+    points: Vec<SizePoint>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct SizePoint {
+    size: String,
+    variant: String,
+    bytes: u64,
+    flops: u64,
+    seconds: f64,
+    gbps: f64,
+    gflops: f64,
 }
 
 #[derive(Serialize, Deserialize)]
 struct Ceilings {
     copy_gbps: f64,
     fma_gflops: BTreeMap<String, f64>,
+    /// The vendor GEMM (cuBLAS through cudarc) where the backend is CUDA, measured in the run.
+    #[serde(default)]
+    vendor_gemm: Option<VendorGemm>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct VendorGemm {
+    library: String,
+    size: String,
+    /// GFLOP/s per dtype (`f32`: sgemm without TF32; `f16`, `bf16`: gemmEx, f32 compute).
+    gflops: BTreeMap<String, f64>,
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -102,6 +147,9 @@ struct KernelPoint {
     intensity: f64,
     bound: String,
     pct_of_roof: f64,
+    /// Matmul: GFLOP/s as % of the vendor GEMM of the same dtype, when one was measured.
+    #[serde(default)]
+    pct_of_vendor: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -137,27 +185,60 @@ struct Jit {
     warm_us: f64,
 }
 
-/// Median seconds per launch of `run`, batched between syncs, after a stabilizing warm-up.
+/// How a batch of launches is timed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    /// Host clock between two device syncs (what a caller waits; includes launch overhead).
+    Host,
+    /// The backend's device timers through `client.profile` (wgpu timestamp queries; CUDA
+    /// reports `TimingMethod::System`, i.e. host time, through the same call).
+    Device,
+}
+
+/// Median seconds per launch of `run`, batched between syncs (`wait`), after a stabilizing
+/// warm-up; with [`Clock::Device`] each batch is timed by the device's own timers.
 fn time_launch<R: Runtime>(
     client: &ComputeClient<R>,
     quick: bool,
-    run: &mut dyn FnMut() -> Result<(), Error>,
+    clock: Clock,
+    run: &mut (dyn FnMut() -> Result<(), Error> + Send),
+    wait: &mut dyn FnMut() -> Result<(), Error>,
 ) -> Result<f64, Error> {
     run()?;
-    sync(client)?;
+    wait()?;
     let t = Instant::now();
     run()?;
-    sync(client)?;
+    wait()?;
     let once = t.elapsed().as_secs_f64().max(1e-7);
     let target = if quick { 0.005 } else { 0.02 };
     let batch = ((target / once) as usize).clamp(1, 2000);
     let mut timed = |n: usize| -> Result<f64, Error> {
-        sync(client)?;
+        wait()?;
+        if clock == Clock::Device {
+            let run = &mut *run;
+            let (out, duration) = client
+                .profile(
+                    move || -> Result<(), Error> {
+                        for _ in 0..n {
+                            run()?;
+                        }
+                        Ok(())
+                    },
+                    "cubeport bench",
+                )
+                .map_err(|e| Error::Launch {
+                    op: "profile",
+                    message: e.to_string(),
+                })?;
+            out?;
+            let ticks = cubecl::future::block_on(duration.resolve());
+            return Ok(ticks.duration().as_secs_f64() / n as f64);
+        }
         let t = Instant::now();
         for _ in 0..n {
             run()?;
         }
-        sync(client)?;
+        wait()?;
         Ok(t.elapsed().as_secs_f64() / n as f64)
     };
     let mut last = timed(batch)?;
@@ -174,6 +255,22 @@ fn time_launch<R: Runtime>(
         .collect::<Result<_, _>>()?;
     samples.sort_by(f64::total_cmp);
     Ok(samples[samples.len() / 2])
+}
+
+/// [`time_launch`] of a case: device timers when the backend has them and the case runs on
+/// the client, else host time around the case's own sync.
+fn time_case<R: Runtime>(
+    client: &ComputeClient<R>,
+    quick: bool,
+    clock: Clock,
+    case: &mut Case<'_>,
+) -> Result<f64, Error> {
+    let (run, own_sync) = case.split();
+    match own_sync {
+        // A vendor library on its own stream: host time around that stream's sync.
+        Some(wait) => time_launch(client, quick, Clock::Host, run, wait),
+        None => time_launch(client, quick, clock, run, &mut || sync(client)),
+    }
 }
 
 pub fn run(args: BenchArgs) -> ExitCode {
@@ -296,6 +393,11 @@ fn bench_backend<'c, R: Runtime>(
     let caps = cubeport::caps_of(client);
     let quick = args.quick;
     let scale = if quick { Scale::Quick } else { Scale::Full };
+    let clock = if caps.device_timing && !args.host_timing {
+        Clock::Device
+    } else {
+        Clock::Host
+    };
     let wants = |f: &str| args.family.is_empty() || args.family.iter().any(|x| x == f);
 
     // JIT first: the first launch of softmax in this process vs warm launches.
@@ -307,9 +409,13 @@ fn bench_backend<'c, R: Runtime>(
         cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1)?;
         sync(client)?;
         let first = t.elapsed();
-        let warm = time_launch(client, true, &mut || {
-            cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1)
-        })?;
+        let warm = time_launch(
+            client,
+            true,
+            Clock::Host,
+            &mut || cubeport::log_softmax_into(client, x.as_ref(), y.as_mut(), 1),
+            &mut || sync(client),
+        )?;
         Jit {
             op: "log_softmax 4x1024 f32".into(),
             first_ms: first.as_secs_f64() * 1e3,
@@ -324,20 +430,49 @@ fn bench_backend<'c, R: Runtime>(
         (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
     };
     let mut copy = cases::copy_case(client, copy_elems)?;
-    let copy_s = time_launch(client, quick, &mut || copy.run())?;
+    let copy_s = time_case(client, quick, clock, &mut copy)?;
     let copy_gbps = copy.bytes as f64 / copy_s / 1e9;
     drop(copy);
     let mut fma_gflops = BTreeMap::new();
     {
         let mut c32 = cases::fma_case::<R, f32>(client, scale)?;
-        let s = time_launch(client, quick, &mut || c32.run())?;
+        let s = time_case(client, quick, clock, &mut c32)?;
         fma_gflops.insert("f32".to_string(), c32.flops as f64 / s / 1e9);
     }
     if caps.f16 {
         let mut c16 = cases::fma_case::<R, half::f16>(client, scale)?;
-        let s = time_launch(client, quick, &mut || c16.run())?;
+        let s = time_case(client, quick, clock, &mut c16)?;
         fma_gflops.insert("f16".to_string(), c16.flops as f64 / s / 1e9);
     }
+
+    // The vendor GEMM (CUDA only): cuBLAS on the same seeded inputs as the matmul cases.
+    let vendor_gemm = if kind == BackendKind::Cuda && wants("matmul") {
+        let side = if quick { 512 } else { 4096 };
+        let mut gflops = BTreeMap::new();
+        for (name, make) in [
+            (
+                "f32",
+                cases::cublas_case::<f32> as fn(usize, usize, usize) -> _,
+            ),
+            ("f16", cases::cublas_case::<half::f16>),
+            ("bf16", cases::cublas_case::<half::bf16>),
+        ] {
+            match make(side, side, side) {
+                Ok(mut case) => {
+                    let s = time_case(client, quick, clock, &mut case)?;
+                    gflops.insert(name.to_string(), case.flops as f64 / s / 1e9);
+                }
+                Err(e) => eprintln!("SKIP vendor gemm {name}: {e}"),
+            }
+        }
+        (!gflops.is_empty()).then(|| VendorGemm {
+            library: "cuBLAS (cudarc)".into(),
+            size: format!("{side}x{side}x{side}"),
+            gflops,
+        })
+    } else {
+        None
+    };
 
     // Kernels.
     let mut kernels = Vec::new();
@@ -395,19 +530,85 @@ fn bench_backend<'c, R: Runtime>(
                 bar.inc(1);
                 continue;
             }
-            let s = time_launch(client, quick, &mut || case.run())?;
+            let s = time_case(client, quick, clock, case)?;
             // Every kernel computes in f32 (f16/bf16 are storage types), so the f32 FMA peak
             // is the compute roof; tensor-core kernels are measured against it too.
             let peak = fma_gflops.get("f32").copied().unwrap_or(0.0);
-            kernels.push(point(case, dtype, s, copy_gbps, peak));
+            let mut p = point(case, dtype, s, copy_gbps, peak);
+            if case.family == "matmul" {
+                p.pct_of_vendor = vendor_gemm
+                    .as_ref()
+                    .and_then(|v| v.gflops.get(dtype))
+                    .map(|v| 100.0 * p.gflops / v);
+            }
+            kernels.push(p);
             bar.inc(1);
         }
         bar.finish_and_clear();
     }
 
+    // Throughput versus size: one op per family over a geometric sweep of sizes.
+    let mut sweeps = Vec::new();
+    let max_elems = if quick {
+        1 << 20
+    } else {
+        (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
+    };
+    let mut ops = vec![
+        cases::SweepOp::BiasGelu,
+        cases::SweepOp::SumAll,
+        cases::SweepOp::Softmax1024,
+        cases::SweepOp::Transpose,
+        cases::SweepOp::Histogram256,
+        cases::SweepOp::Matmul(cubeport::DType::F32),
+    ];
+    if caps.tensor_cores && caps.f16 {
+        ops.push(cases::SweepOp::Matmul(cubeport::DType::F16));
+    }
+    for op in ops {
+        // `--family reduce` covers the row-wise ops (softmax, GEMV) as it does for the cases.
+        let filter = if op.family() == "softmax" { "reduce" } else { op.family() };
+        if !wants(filter) {
+            continue;
+        }
+        let sizes = op.sizes(if quick && matches!(op, cases::SweepOp::Matmul(_)) {
+            512 * 512 * 4
+        } else {
+            max_elems
+        });
+        let bar = progress(sizes.len() as u64, &format!("{kind} sweep {}", op.family()));
+        let mut points = Vec::new();
+        for n in sizes {
+            let mut case = cases::sweep_case(client, op, n)?;
+            let s = time_case(client, quick, clock, &mut case)?;
+            points.push(SizePoint {
+                size: case.size.clone(),
+                variant: case.variant.clone(),
+                bytes: case.bytes,
+                flops: case.flops,
+                seconds: s,
+                gbps: case.bytes as f64 / s / 1e9,
+                gflops: case.flops as f64 / s / 1e9,
+            });
+            bar.inc(1);
+        }
+        bar.finish_and_clear();
+        let dtype = match op {
+            cases::SweepOp::Matmul(d) => d.to_string(),
+            _ => "f32".into(),
+        };
+        sweeps.push(Sweep {
+            family: op.family().into(),
+            op: op.name(),
+            dtype,
+            points,
+        });
+    }
+
     // Launch overhead and the size sweep of the vector add.
     let mut one = cases::copy_case(client, 1)?;
-    let trivial_batched = time_launch(client, quick, &mut || one.run())?;
+    // Launch overhead is what a caller waits: host clock, whatever the backend's timers.
+    let trivial_batched = time_case(client, quick, Clock::Host, &mut one)?;
     let mut lat = Vec::new();
     for _ in 0..if quick { 20 } else { 200 } {
         let t = Instant::now();
@@ -443,17 +644,23 @@ fn bench_backend<'c, R: Runtime>(
             sets.push((x, b, y));
         }
         let mut i = 0;
-        let s = time_launch(client, quick, &mut || {
-            let (x, b, y) = &mut sets[i % copies];
-            i += 1;
-            cubeport::bias_activation_into(
-                client,
-                x.as_ref(),
-                b.as_ref(),
-                y.as_mut(),
-                Activation::Identity,
-            )
-        })?;
+        let s = time_launch(
+            client,
+            quick,
+            Clock::Host,
+            &mut || {
+                let (x, b, y) = &mut sets[i % copies];
+                i += 1;
+                cubeport::bias_activation_into(
+                    client,
+                    x.as_ref(),
+                    b.as_ref(),
+                    y.as_mut(),
+                    Activation::Identity,
+                )
+            },
+            &mut || sync(client),
+        )?;
         sweep.push(SweepPoint {
             elems: elems as u64,
             bytes: bytes as u64,
@@ -524,10 +731,18 @@ fn bench_backend<'c, R: Runtime>(
             .find(|s| s.kind == kind)
             .and_then(|s| s.device.ok())
             .unwrap_or_default(),
-        timing: "host clock around device syncs, batched launches".into(),
+        timing: match clock {
+            Clock::Device => {
+                "kernels and ceilings: device timers (cubecl client.profile), batched launches; \
+                              launch overhead, transfers, JIT: host clock around device syncs"
+                    .into()
+            }
+            Clock::Host => "host clock around device syncs, batched launches".into(),
+        },
         ceilings: Ceilings {
             copy_gbps,
             fma_gflops,
+            vendor_gemm,
         },
         kernels,
         launch: Launch {
@@ -541,6 +756,7 @@ fn bench_backend<'c, R: Runtime>(
         },
         transfers,
         jit,
+        sweeps,
     };
     print_report(&report);
     Ok(report)
@@ -569,6 +785,7 @@ fn point(case: &Case<'_>, dtype: &str, s: f64, copy_gbps: f64, peak_gflops: f64)
         intensity,
         bound: bound.into(),
         pct_of_roof: pct,
+        pct_of_vendor: None,
     }
 }
 
@@ -584,8 +801,21 @@ fn print_report(r: &BackendReport) {
             .collect::<Vec<_>>()
             .join(", ")
     );
+    if let Some(v) = &r.ceilings.vendor_gemm {
+        println!(
+            "vendor GEMM: {} at {}: {}",
+            v.library,
+            v.size,
+            v.gflops
+                .iter()
+                .map(|(k, g)| format!("{k} {g:.0} GFLOP/s"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    println!("timing: {}", r.timing);
     println!(
-        "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10} {:>10} {:>8} {:>8} {:>7}",
+        "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10} {:>10} {:>8} {:>8} {:>7} {:>8}",
         "family",
         "variant",
         "dtype",
@@ -595,11 +825,12 @@ fn print_report(r: &BackendReport) {
         "GFLOP/s",
         "FLOP/B",
         "bound",
-        "% roof"
+        "% roof",
+        "% vendor"
     );
     for k in &r.kernels {
         println!(
-            "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10.1} {:>10.1} {:>8.2} {:>8} {:>6.1}%",
+            "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10.1} {:>10.1} {:>8.2} {:>8} {:>6.1}% {:>8}",
             k.family,
             k.variant,
             k.dtype,
@@ -609,7 +840,8 @@ fn print_report(r: &BackendReport) {
             k.gflops,
             k.intensity,
             k.bound,
-            k.pct_of_roof
+            k.pct_of_roof,
+            k.pct_of_vendor.map_or("-".into(), |v| format!("{v:.1}%"))
         );
     }
     println!(
@@ -640,6 +872,26 @@ fn print_report(r: &BackendReport) {
         "JIT: first {} in the process {:.1} ms, warm {:.1} µs",
         r.jit.op, r.jit.first_ms, r.jit.warm_us
     );
+    for sw in &r.sweeps {
+        let rates: Vec<String> = sw
+            .points
+            .iter()
+            .map(|p| {
+                if sw.family == "matmul" {
+                    format!("{} {:.0} GFLOP/s", p.size, p.gflops)
+                } else {
+                    format!("{} {:.0} GB/s", p.size, p.gbps)
+                }
+            })
+            .collect();
+        println!(
+            "sweep {} {} {}: {}",
+            sw.family,
+            sw.op,
+            sw.dtype,
+            rates.join(", ")
+        );
+    }
 }
 
 fn fmt_time(s: f64) -> String {
@@ -680,6 +932,169 @@ mod plots {
         roofline(&dir.join(format!("roofline-{}.svg", r.backend)), r)?;
         launch(&dir.join(format!("launch-{}.svg", r.backend)), r)?;
         transfers(&dir.join(format!("transfers-{}.svg", r.backend)), r)?;
+        if !r.sweeps.is_empty() {
+            throughput(&dir.join(format!("throughput-{}.svg", r.backend)), r)?;
+        }
+        Ok(())
+    }
+
+    /// Throughput versus size per family: memory-bound ops in GB/s against bytes moved (with
+    /// the copy ceiling), matmul in GFLOP/s against the square side (with the FMA peak and the
+    /// vendor GEMM where measured), side by side.
+    fn throughput(path: &Path, r: &BackendReport) -> Res {
+        let root = SVGBackend::new(path, (1400, 620)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let (left, right) = root.split_horizontally(760);
+        let mem: Vec<&super::Sweep> = r.sweeps.iter().filter(|s| s.family != "matmul").collect();
+        let mm: Vec<&super::Sweep> = r.sweeps.iter().filter(|s| s.family == "matmul").collect();
+        let bw = r.ceilings.copy_gbps.max(1e-3);
+        let pts =
+            |s: &super::Sweep, f: &dyn Fn(&super::SizePoint) -> (f64, f64)| -> Vec<(f64, f64)> {
+                s.points
+                    .iter()
+                    .map(f)
+                    .filter(|p| p.0 > 0.0 && p.1 > 0.0)
+                    .collect()
+            };
+        {
+            let all: Vec<(f64, f64)> = mem
+                .iter()
+                .flat_map(|s| pts(s, &|p| (p.bytes as f64, p.gbps)))
+                .collect();
+            let xmax = all.iter().map(|p| p.0).fold(1e3, f64::max) * 2.0;
+            let xmin = all
+                .iter()
+                .map(|p| p.0)
+                .fold(f64::INFINITY, f64::min)
+                .min(xmax / 4.0)
+                / 2.0;
+            let ymin = all.iter().map(|p| p.1).fold(bw, f64::min).max(1e-4) / 2.0;
+            let mut chart = ChartBuilder::on(&left)
+                .caption(
+                    format!(
+                        "Memory-bound families — {}: GB/s vs size (copy {:.0} GB/s)",
+                        r.backend, bw
+                    ),
+                    ("sans-serif", 16),
+                )
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(65)
+                .build_cartesian_2d(
+                    (xmin..xmax).log_scale(),
+                    (ymin..all.iter().map(|p| p.1).fold(bw, f64::max) * 1.5).log_scale(),
+                )?;
+            chart
+                .configure_mesh()
+                .x_label_formatter(&si)
+                .y_label_formatter(&si)
+                .x_desc("bytes moved (inputs read once + outputs written once)")
+                .y_desc("GB/s")
+                .draw()?;
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(xmin, bw), (xmax, bw)],
+                    BLACK.stroke_width(1),
+                ))?
+                .label("device copy")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            for (i, s) in mem.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let p = pts(s, &|p| (p.bytes as f64, p.gbps));
+                chart
+                    .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
+                    .label(format!("{} ({})", s.family, s.op))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()?;
+        }
+        if !mm.is_empty() {
+            let peak = r.ceilings.fma_gflops.get("f32").copied().unwrap_or(1.0);
+            let vendor: Vec<(String, f64)> = r
+                .ceilings
+                .vendor_gemm
+                .as_ref()
+                .map(|v| v.gflops.iter().map(|(k, g)| (k.clone(), *g)).collect())
+                .unwrap_or_default();
+            let side = |p: &super::SizePoint| {
+                p.size
+                    .split('x')
+                    .next()
+                    .and_then(|x| x.parse::<f64>().ok())
+                    .unwrap_or(0.0)
+            };
+            let all: Vec<(f64, f64)> = mm
+                .iter()
+                .flat_map(|s| pts(s, &|p| (side(p), p.gflops)))
+                .collect();
+            let top = all
+                .iter()
+                .map(|p| p.1)
+                .chain(vendor.iter().map(|v| v.1))
+                .fold(peak, f64::max)
+                * 2.0;
+            let ymin = all.iter().map(|p| p.1).fold(peak, f64::min).max(1e-3) / 2.0;
+            let xmax = all.iter().map(|p| p.0).fold(256.0, f64::max) * 1.5;
+            let mut chart = ChartBuilder::on(&right)
+                .caption(
+                    format!("matmul — {}: GFLOP/s vs square side", r.backend),
+                    ("sans-serif", 16),
+                )
+                .margin(15)
+                .x_label_area_size(45)
+                .y_label_area_size(65)
+                .build_cartesian_2d((64f64..xmax).log_scale(), (ymin..top).log_scale())?;
+            chart
+                .configure_mesh()
+                .x_label_formatter(&si)
+                .y_label_formatter(&si)
+                .x_desc("m = n = k")
+                .y_desc("GFLOP/s")
+                .draw()?;
+            chart
+                .draw_series(LineSeries::new(
+                    vec![(64.0, peak), (xmax, peak)],
+                    BLACK.stroke_width(1),
+                ))?
+                .label("f32 FMA peak (CUDA cores)")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+            for (i, (dt, g)) in vendor.iter().enumerate() {
+                let color = PALETTE[(i + 5) % PALETTE.len()];
+                chart
+                    .draw_series(LineSeries::new(
+                        vec![(64.0, *g), (xmax, *g)],
+                        color.stroke_width(1),
+                    ))?
+                    .label(format!("cuBLAS {dt}"))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+            }
+            for (i, s) in mm.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let p = pts(s, &|p| (side(p), p.gflops));
+                chart
+                    .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
+                    .label(format!("cubeport {}", s.dtype))
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                    });
+                chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.9))
+                .border_style(BLACK)
+                .position(SeriesLabelPosition::LowerRight)
+                .draw()?;
+        }
+        root.present()?;
         Ok(())
     }
 
