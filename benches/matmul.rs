@@ -129,34 +129,6 @@ fn peer_sizes() -> Vec<(usize, usize, usize)> {
     }
 }
 
-#[cfg(feature = "peer-cubek")]
-/// Checks 32 sampled entries of a row-major `m × n` product of the seeded inputs against f64.
-fn verify_sample<E: cubeport::Element>(
-    got: &[E],
-    a: &[E],
-    b: &[E],
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Result<(), String> {
-    for s in 0..32 {
-        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
-        let (mut dot, mut abs) = (0.0f64, 0.0f64);
-        for p in 0..k {
-            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-            dot += t;
-            abs += t.abs();
-        }
-        let want = E::from_f64(dot).to_f64();
-        let tol = cubeport::reference::Tolerance::matmul(E::DTYPE, k, abs);
-        let g = got[i * n + j].to_f64();
-        if (g - want).abs() > tol.atol + tol.rtol * want.abs() {
-            return Err(format!("C[{i},{j}] = {g}, want {want}"));
-        }
-    }
-    Ok(())
-}
-
 /// cubek 0.2's matmul on the same seeded inputs, every strategy that runs here: the
 /// same-language peer. f16/bf16 accumulate in f32; for f32 only true-f32 strategies are timed
 /// (cubek's `Auto` runs f32 on TF32 tensor cores).
@@ -201,41 +173,23 @@ mod cubek_peer {
         ]
     }
 
+    /// One launch and a device sync (the checked first run); cubek panics on some
+    /// unsupported problems, which count as unavailable.
     fn launch<R: Runtime>(
         client: &ComputeClient<R>,
         strategy: &Strategy,
         a: &cubeport::cubecl::server::Handle,
         b: &cubeport::cubecl::server::Handle,
         c: &cubeport::cubecl::server::Handle,
-        (m, n, k): (usize, usize, usize),
+        mnk: (usize, usize, usize),
         storage: cubeport::cubecl::ir::StorageType,
     ) -> Result<(), String> {
-        // SAFETY: a, b, c are dense row-major m×k, k×n, m×n buffers of `storage`.
-        let (lhs, rhs, out) = unsafe {
-            (
-                TensorBinding::<R>::from_raw_parts(a.clone(), [k, 1].into(), [m, k].into()),
-                TensorBinding::<R>::from_raw_parts(b.clone(), [n, 1].into(), [k, n].into()),
-                TensorBinding::<R>::from_raw_parts(c.clone(), [n, 1].into(), [m, n].into()),
-            )
-        };
-        let mut dtypes = MatmulElems::from_globals(&MatmulGlobalElems {
-            lhs: storage,
-            rhs: storage,
-            out: storage,
-        });
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            launch_ref(
-                strategy,
-                client,
-                InputBinding::Normal(lhs, storage),
-                InputBinding::Normal(rhs, storage),
-                out,
-                &mut dtypes,
-            )
+            launch_ref_only(client, strategy, a, b, c, mnk, storage)
         }));
         match outcome {
             Ok(Ok(())) => sync(client).map_err(|e| e.to_string()),
-            Ok(Err(e)) => Err(format!("{e:?}")),
+            Ok(Err(e)) => Err(e),
             Err(_) => Err("cubek panicked".into()),
         }
     }
@@ -271,7 +225,7 @@ mod cubek_peer {
                             continue;
                         }
                         let got = dc.to_vec(client).unwrap();
-                        if let Err(e) = verify_sample(&got, &a, &b, m, n, k) {
+                        if let Err(e) = cubeport::cases::verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cubek") {
                             eprintln!("cubek matmul {name} on {kind} {dtype} {m}x{n}x{k}: wrong, not timed: {e}");
                             continue;
                         }

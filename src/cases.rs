@@ -92,6 +92,39 @@ fn verify(ok: bool, what: &str) -> Result<(), Error> {
     }
 }
 
+/// Checks `samples` entries of a row-major `m × n` product of `a` (`m × k`) and `b` (`k × n`)
+/// against f64 dot products with the matmul tolerance; the entries are spread over the output
+/// by two large primes.
+///
+/// # Errors
+/// [`Error::Read`] naming the first entry out of tolerance.
+pub fn verify_matmul_sample<E: crate::Element>(
+    got: &[E],
+    a: &[E],
+    b: &[E],
+    (m, n, k): (usize, usize, usize),
+    samples: usize,
+    what: &str,
+) -> Result<(), Error> {
+    for s in 0..samples {
+        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
+        let (mut dot, mut abs) = (0.0f64, 0.0f64);
+        for p in 0..k {
+            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
+            dot += t;
+            abs += t.abs();
+        }
+        let want = E::from_f64(dot).to_f64();
+        let tol = reference::Tolerance::matmul(E::DTYPE, k, abs);
+        let g = got[i * n + j].to_f64();
+        verify(
+            (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
+            &format!("{what}: C[{i},{j}] = {g}, want {want}"),
+        )?;
+    }
+    Ok(())
+}
+
 /// The device copy of `n` f32 (the bandwidth anchor of the memory-bound families).
 ///
 /// # Errors
@@ -663,24 +696,7 @@ where
     // SAFETY: the buffers hold k·n, m·k and m·n elements, as `cfg` describes.
     unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(|e| fail("gemm", &e))?;
     let got = stream.clone_dtoh(&dc).map_err(|e| fail("download", &e))?;
-    for s in 0..32 {
-        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
-        let (mut dot, mut abs) = (0.0f64, 0.0f64);
-        for p in 0..k {
-            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-            dot += t;
-            abs += t.abs();
-        }
-        let want = E::from_f64(dot).to_f64();
-        let tol = reference::Tolerance::matmul(E::DTYPE, k, abs);
-        let g = got[i * n + j].to_f64();
-        if (g - want).abs() > tol.atol + tol.rtol * want.abs() {
-            return Err(fail(
-                "sampled check",
-                &format!("C[{i},{j}] = {g}, want {want}; not timing it"),
-            ));
-        }
-    }
+    verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cuBLAS")?;
     let sync_stream = stream.clone();
     Ok(Case {
         family: "matmul",
@@ -945,23 +961,14 @@ fn sweep_matmul<'c, R: Runtime, E: crate::Element>(
         )
     };
     go(&mut dc)?;
-    let got = dc.to_vec(client)?;
-    for s in 0..32 {
-        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
-        let (mut dot, mut abs) = (0.0f64, 0.0f64);
-        for p in 0..k {
-            let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-            dot += t;
-            abs += t.abs();
-        }
-        let want = E::from_f64(dot).to_f64();
-        let tol = reference::Tolerance::matmul(dtype, k, abs);
-        let g = got[i * n + j].to_f64();
-        verify(
-            (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
-            &format!("sweep matmul {side} C[{i},{j}] = {g}, want {want}"),
-        )?;
-    }
+    verify_matmul_sample(
+        &dc.to_vec(client)?,
+        &a,
+        &b,
+        (m, n, k),
+        32,
+        &format!("sweep matmul {side}"),
+    )?;
     let variant = crate::ops::matmul::matmul_variant(client, dtype, 1, m, n).to_string();
     Ok(Case {
         family: "matmul",

@@ -567,7 +567,11 @@ fn bench_backend<'c, R: Runtime>(
     }
     for op in ops {
         // `--family reduce` covers the row-wise ops (softmax, GEMV) as it does for the cases.
-        let filter = if op.family() == "softmax" { "reduce" } else { op.family() };
+        let filter = if op.family() == "softmax" {
+            "reduce"
+        } else {
+            op.family()
+        };
         if !wants(filter) {
             continue;
         }
