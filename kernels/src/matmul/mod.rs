@@ -185,7 +185,7 @@ fn fetch_b<F: Float>(
 }
 
 /// Where one cube's operands lie: batch offsets, block origin, problem size, row/column
-/// strides of A and B (shared by the blocked, SIMT and tensor-core kernels).
+/// strides of A and B.
 #[derive(CubeType, Clone, Copy)]
 struct Geometry {
     a_base: usize,
@@ -199,67 +199,6 @@ struct Geometry {
     a_sc: usize,
     b_sr: usize,
     b_sc: usize,
-}
-
-/// The geometry of this cube's `bm × bn` block of batch `CUBE_POS_Z`.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn block_geometry(
-    a_strides: &Sequence<usize>,
-    b_strides: &Sequence<usize>,
-    m: usize,
-    n: usize,
-    k: usize,
-    #[comptime] bm: usize,
-    #[comptime] bn: usize,
-) -> Geometry {
-    let z = CUBE_POS_Z as usize;
-    Geometry {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * bm,
-        col0: CUBE_POS_X as usize * bn,
-        m,
-        n,
-        k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    }
-}
-
-/// `W` elements `start + j·step` (`j < W`) of `src`, those with `j ≥ valid` zero: one `W`-wide
-/// load when `vec` (then `NV = W`, `step = 1`, `start` a multiple of `W`, and `valid` is 0 or at
-/// least `W`), else `W` scalar loads (`NV = 1`).
-#[cube]
-fn gather<F: Float, NV: Size, W: Size>(
-    src: &Array<Vector<F, NV>>,
-    start: usize,
-    step: usize,
-    valid: usize,
-    #[comptime] vec: bool,
-) -> Vector<F, W> {
-    let mut v = Vector::<F, W>::empty().fill(F::new(0.0));
-    if comptime!(vec) {
-        if valid > 0 {
-            let t = src[start / W::value()];
-            #[unroll]
-            for j in 0..W::value() {
-                v[j] = t[j];
-            }
-        }
-    } else {
-        #[unroll]
-        for j in 0..W::value() {
-            let mut x = F::new(0.0);
-            if j < valid {
-                x = src[start + j * step][0];
-            }
-            v[j] = x;
-        }
-    }
-    v
 }
 
 /// Loads this unit's share of the A and B tiles at depth `k0` into registers.
@@ -376,10 +315,28 @@ pub fn matmul_blocked_kernel<F: Float, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
-    let geo = block_geometry(&a_strides, &b_strides, m, n, k, cfg.bm, cfg.bn);
-    let (row0, col0) = (geo.row0, geo.col0);
+    let row0 = CUBE_POS_Y as usize * cfg.bm;
+    let col0 = CUBE_POS_X as usize * cfg.bn;
+    let a_base = z * a_strides[0];
+    let b_base = z * b_strides[0];
+    let (a_sr, a_sc) = (a_strides[1], a_strides[2]);
+    let (b_sr, b_sc) = (b_strides[1], b_strides[2]);
     let tiles = k.div_ceil(cfg.bk);
     let (tx, ty) = unit_tile(cfg);
+
+    let geo = Geometry {
+        a_base,
+        b_base,
+        row0,
+        col0,
+        m,
+        n,
+        k,
+        a_sr,
+        a_sc,
+        b_sr,
+        b_sc,
+    };
     fetch_tiles::<F>(a, b, &mut ra, &mut rb, &geo, 0, cfg);
     stash::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
     sync_cube();

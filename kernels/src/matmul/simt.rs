@@ -1,7 +1,7 @@
 //! The vectorized CUDA-core product: shared tiles held as 4-wide vectors, so every shared read
 //! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
 
-use super::{Geometry, block_geometry, epilogue, gather};
+use super::epilogue;
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -52,13 +52,29 @@ fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
     (tx, ty)
 }
 
+/// Where one cube's operands lie (batch offsets, block origin, problem, strides).
+#[derive(CubeType, Clone, Copy)]
+struct Origin {
+    a_base: usize,
+    b_base: usize,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_sr: usize,
+    a_sc: usize,
+    b_sr: usize,
+    b_sc: usize,
+}
+
 /// Fetches this unit's share of the A tile at depth `k0`: each slot is 4 consecutive rows at
 /// one depth (scalar loads, any strides; zero outside the problem).
 #[cube]
 fn fetch_a4<F: Float>(
     a: &Array<F>,
     regs: &mut Array<Vector<F, Const<4>>>,
-    o: &Geometry,
+    o: &Origin,
     k0: usize,
     #[comptime] cfg: SimtConfig,
 ) {
@@ -88,7 +104,7 @@ fn fetch_a4<F: Float>(
 fn fetch_b4<F: Float, NB: Size>(
     b: &Array<Vector<F, NB>>,
     regs: &mut Array<Vector<F, Const<4>>>,
-    o: &Geometry,
+    o: &Origin,
     k0: usize,
     #[comptime] cfg: SimtConfig,
 ) {
@@ -99,9 +115,26 @@ fn fetch_b4<F: Float, NB: Size>(
         let s = UNIT_POS as usize + l * units;
         let kk = k0 + s / bn4;
         let col = o.col0 + (s % bn4) * 4;
-        let valid = select(kk < o.k && col < o.n, o.n - col, 0usize);
-        let start = o.b_base + kk * o.b_sr + col * o.b_sc;
-        let v = gather::<F, NB, Const<4>>(b, start, o.b_sc, valid, cfg.b_vec);
+        let mut v = Vector::<F, Const<4>>::empty();
+        if comptime!(cfg.b_vec) {
+            let mut t = Vector::<F, NB>::empty().fill(F::new(0.0));
+            if kk < o.k && col < o.n {
+                t = b[(o.b_base + kk * o.b_sr + col) / 4];
+            }
+            #[unroll]
+            for j in 0..4usize {
+                v[j] = t[j];
+            }
+        } else {
+            #[unroll]
+            for j in 0..4usize {
+                let mut x = F::new(0.0);
+                if kk < o.k && col + j < o.n {
+                    x = b[o.b_base + kk * o.b_sr + (col + j) * o.b_sc][0];
+                }
+                v[j] = x;
+            }
+        }
         regs[l] = v;
     }
 }
@@ -229,7 +262,19 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
-    let o = block_geometry(&a_strides, &b_strides, m, n, k, cfg.bm, cfg.bn);
+    let o = Origin {
+        a_base: z * a_strides[0],
+        b_base: z * b_strides[0],
+        row0: CUBE_POS_Y as usize * cfg.bm,
+        col0: CUBE_POS_X as usize * cfg.bn,
+        m,
+        n,
+        k,
+        a_sr: a_strides[1],
+        a_sc: a_strides[2],
+        b_sr: b_strides[1],
+        b_sc: b_strides[2],
+    };
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
 

@@ -1,7 +1,7 @@
 //! The tiled tensor-core product: each plane owns a grid of 16 × 16 accumulator fragments,
 //! operands travel as 8-wide (16-byte) vectors from global memory through padded shared tiles.
 
-use super::{Geometry, block_geometry, epilogue, gather};
+use super::epilogue;
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -36,12 +36,28 @@ pub struct TcConfig {
 /// start in 8 different 16-byte bank groups.
 const PAD: usize = 8;
 
+/// Where one cube's operands lie.
+#[derive(CubeType, Clone, Copy)]
+struct Place {
+    a_base: usize,
+    b_base: usize,
+    row0: usize,
+    col0: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_sr: usize,
+    a_sc: usize,
+    b_sr: usize,
+    b_sc: usize,
+}
+
 /// This unit's share of the A tile at depth `k0`, as 8-wide vectors along k (zero outside).
 #[cube]
 fn fetch_a8<F: Float, NA: Size>(
     a: &Array<Vector<F, NA>>,
     regs: &mut Array<Vector<F, Const<8>>>,
-    p: &Geometry,
+    p: &Place,
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
@@ -53,9 +69,25 @@ fn fetch_a8<F: Float, NA: Size>(
         let s = UNIT_POS as usize + l * units;
         let r = p.row0 + s / per_row;
         let kk = k0 + (s % per_row) * 8;
-        let valid = select(r < p.m && kk < p.k, p.k - kk, 0usize);
-        let start = p.a_base + r * p.a_sr + kk * p.a_sc;
-        let v = gather::<F, NA, Const<8>>(a, start, p.a_sc, valid, cfg.a_vec);
+        let mut v = Vector::<F, Const<8>>::empty().fill(F::new(0.0));
+        if comptime!(cfg.a_vec) {
+            if r < p.m && kk < p.k {
+                let t = a[(p.a_base + r * p.a_sr + kk) / 8];
+                #[unroll]
+                for j in 0..8usize {
+                    v[j] = t[j];
+                }
+            }
+        } else {
+            #[unroll]
+            for j in 0..8usize {
+                let mut x = F::new(0.0);
+                if r < p.m && kk + j < p.k {
+                    x = a[p.a_base + r * p.a_sr + (kk + j) * p.a_sc][0];
+                }
+                v[j] = x;
+            }
+        }
         regs[l] = v;
     }
 }
@@ -65,7 +97,7 @@ fn fetch_a8<F: Float, NA: Size>(
 fn fetch_b8<F: Float, NB: Size>(
     b: &Array<Vector<F, NB>>,
     regs: &mut Array<Vector<F, Const<8>>>,
-    p: &Geometry,
+    p: &Place,
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
@@ -77,9 +109,25 @@ fn fetch_b8<F: Float, NB: Size>(
         let s = UNIT_POS as usize + l * units;
         let kk = k0 + s / per_row;
         let col = p.col0 + (s % per_row) * 8;
-        let valid = select(kk < p.k && col < p.n, p.n - col, 0usize);
-        let start = p.b_base + kk * p.b_sr + col * p.b_sc;
-        let v = gather::<F, NB, Const<8>>(b, start, p.b_sc, valid, cfg.b_vec);
+        let mut v = Vector::<F, Const<8>>::empty().fill(F::new(0.0));
+        if comptime!(cfg.b_vec) {
+            if kk < p.k && col < p.n {
+                let t = b[(p.b_base + kk * p.b_sr + col) / 8];
+                #[unroll]
+                for j in 0..8usize {
+                    v[j] = t[j];
+                }
+            }
+        } else {
+            #[unroll]
+            for j in 0..8usize {
+                let mut x = F::new(0.0);
+                if kk < p.k && col + j < p.n {
+                    x = b[p.b_base + kk * p.b_sr + (col + j) * p.b_sc][0];
+                }
+                v[j] = x;
+            }
+        }
         regs[l] = v;
     }
 }
@@ -225,7 +273,19 @@ pub fn matmul_tc_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
     let mut ra = Array::<Vector<F, Const<8>>>::new(comptime!(bm * cfg.bk / 8 / units));
     let mut rb = Array::<Vector<F, Const<8>>>::new(comptime!(cfg.bk * bn / 8 / units));
     let z = CUBE_POS_Z as usize;
-    let p = block_geometry(&a_strides, &b_strides, m, n, k, bm, bn);
+    let p = Place {
+        a_base: z * a_strides[0],
+        b_base: z * b_strides[0],
+        row0: CUBE_POS_Y as usize * bm,
+        col0: CUBE_POS_X as usize * bn,
+        m,
+        n,
+        k,
+        a_sr: a_strides[1],
+        a_sc: a_strides[2],
+        b_sr: b_strides[1],
+        b_sc: b_strides[2],
+    };
     let plane_id = UNIT_POS as usize / cfg.plane;
     let wm = plane_id / cfg.warps_n;
     let wn = plane_id % cfg.warps_n;
