@@ -306,36 +306,19 @@ fn benches(c: &mut Criterion) {
         // cuBLAS through cudarc, the same seeded inputs as the cubeport cases
         // (`cubeport::cases::cublas_case`, shared with `cubeport bench`).
         let only = std::env::var("CUBEPORT_BENCH_DTYPES").unwrap_or_else(|_| "f32,f16,bf16".into());
-        let on = |d: &str| only.split(',').any(|x| x == d);
         let client = match cubeport::backends::cuda_client() {
             Ok(c) => c,
             Err(e) => return eprintln!("SKIP matmul/cublas: {e}"),
         };
         for (m, n, k) in peer_sizes() {
-            let mut cases = Vec::new();
-            for (name, make) in [
-                (
-                    "f32",
-                    cubeport::cases::cublas_case::<f32> as fn(usize, usize, usize) -> _,
-                ),
-                ("f16", cubeport::cases::cublas_case::<half::f16>),
-                ("bf16", cubeport::cases::cublas_case::<half::bf16>),
-            ] {
-                if !on(name) {
+            for dtype in [DType::F32, DType::F16, DType::BF16] {
+                if !only.split(',').any(|d| d == dtype.to_string()) {
                     continue;
                 }
-                match make(m, n, k) {
-                    Ok(case) => cases.push((name, case)),
-                    Err(e) => eprintln!("SKIP matmul/cublas/cuda/{name}: {e}"),
+                match cubeport::cases::cublas_case_of(dtype, m, n, k) {
+                    Ok(case) => bench_cases(c, &client, BackendKind::Cuda, dtype, vec![case]),
+                    Err(e) => eprintln!("SKIP matmul/cublas/cuda/{dtype}: {e}"),
                 }
-            }
-            for (name, case) in cases {
-                let dtype: DType = match name {
-                    "f32" => DType::F32,
-                    "f16" => DType::F16,
-                    _ => DType::BF16,
-                };
-                bench_cases(c, &client, BackendKind::Cuda, dtype, vec![case]);
             }
         }
     }

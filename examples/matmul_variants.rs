@@ -31,16 +31,9 @@ fn run<R: Runtime, E: Element>(client: &ComputeClient<R>, kind: BackendKind, run
         let b: Vec<E> = seeded(2, k * n, -1.0, 1.0);
         let bias: Vec<E> = seeded(3, n, -0.5, 0.5);
         let (af, bf) = (to_f64(&a), to_f64(&b));
-        let mut want = vec![0.0f64; m * n];
-        let mut scale = vec![0.0f64; m * n];
-        for i in 0..m {
-            for p in 0..k {
-                for j in 0..n {
-                    want[i * n + j] += af[i * k + p] * bf[p * n + j];
-                    scale[i * n + j] += (af[i * k + p] * bf[p * n + j]).abs();
-                }
-            }
-        }
+        let want = cubeport::reference::matmul(&af, &bf, 1, 1, m, n, k);
+        let abs = |v: &[f64]| v.iter().map(|x| x.abs()).collect::<Vec<_>>();
+        let scale = cubeport::reference::matmul(&abs(&af), &abs(&bf), 1, 1, m, n, k);
         let gelu = Activation::Gelu(GeluApprox::Tanh);
         let fused: Vec<f64> = cubeport::reference::bias_activation(&want, &to_f64(&bias), gelu);
         let setup = || -> Result<_, cubeport::Error> {

@@ -644,6 +644,23 @@ pub fn reduce_cases<'c, R: Runtime>(
     Ok(cases)
 }
 
+/// [`cublas_case`] for a runtime `dtype` (f32, f16, bf16).
+///
+/// # Errors
+/// As [`cublas_case`]; [`Error::Launch`] (op `cublas`) for any other dtype.
+#[cfg(feature = "cublas")]
+pub fn cublas_case_of(dtype: DType, m: usize, n: usize, k: usize) -> Result<Case<'static>, Error> {
+    match dtype {
+        DType::F32 => cublas_case::<f32>(m, n, k),
+        DType::F16 => cublas_case::<half::f16>(m, n, k),
+        DType::BF16 => cublas_case::<half::bf16>(m, n, k),
+        other => Err(Error::Launch {
+            op: "cublas",
+            message: format!("no cuBLAS GEMM case for {other}"),
+        }),
+    }
+}
+
 /// cuBLAS (through cudarc) on `m × n × k` row-major products of the same seeded inputs as
 /// [`matmul_cases`]: `sgemm` for f32 (cuBLAS's default math mode: no TF32), `gemmEx` with f32
 /// compute for f16/bf16. The vendor anchor of the matmul family, on cudarc's own stream (so the

@@ -449,20 +449,17 @@ fn bench_backend<'c, R: Runtime>(
     let vendor_gemm = if kind == BackendKind::Cuda && wants("matmul") {
         let side = if quick { 512 } else { 4096 };
         let mut gflops = BTreeMap::new();
-        for (name, make) in [
-            (
-                "f32",
-                cases::cublas_case::<f32> as fn(usize, usize, usize) -> _,
-            ),
-            ("f16", cases::cublas_case::<half::f16>),
-            ("bf16", cases::cublas_case::<half::bf16>),
+        for dtype in [
+            cubeport::DType::F32,
+            cubeport::DType::F16,
+            cubeport::DType::BF16,
         ] {
-            match make(side, side, side) {
+            match cases::cublas_case_of(dtype, side, side, side) {
                 Ok(mut case) => {
                     let s = time_case(client, quick, clock, &mut case)?;
-                    gflops.insert(name.to_string(), case.flops as f64 / s / 1e9);
+                    gflops.insert(dtype.to_string(), case.flops as f64 / s / 1e9);
                 }
-                Err(e) => eprintln!("SKIP vendor gemm {name}: {e}"),
+                Err(e) => eprintln!("SKIP vendor gemm {dtype}: {e}"),
             }
         }
         (!gflops.is_empty()).then(|| VendorGemm {

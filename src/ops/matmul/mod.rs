@@ -492,12 +492,7 @@ impl MatmulVariant {
             let v = MatmulVariant::Simt(s);
             v.runs_on(caps, dtype).then_some(v)
         };
-        let large = if blocks(128, 256) >= fill {
-            simt(SimtShape::S128X256)
-        } else {
-            None
-        };
-        if let Some(v) = large {
+        if let Some(v) = simt(SimtShape::S128X256).filter(|_| blocks(128, 256) >= fill) {
             return v;
         }
         if blocks(128, 128) >= fill {
@@ -533,26 +528,16 @@ impl MatmulVariant {
         })
     }
 
-    /// Output rows/columns one cube covers.
-    fn block_edge(&self) -> usize {
-        match self {
-            MatmulVariant::Naive | MatmulVariant::Tiled16 => 16,
-            MatmulVariant::Blocked64 | MatmulVariant::Cmma => 64,
-            MatmulVariant::Blocked128 { .. } => 128,
-            MatmulVariant::Simt(_) | MatmulVariant::Tc(_) => 0, // two edges: see `grid`
-        }
-    }
-
-    /// Cubes along `(n, m)`.
+    /// Cubes along `(n, m)`: the output divided into the variant's `bm × bn` blocks.
     fn grid(&self, m: usize, n: usize) -> (usize, usize) {
-        match self {
-            MatmulVariant::Simt(s) => (n.div_ceil(s.bn as usize), m.div_ceil(s.bm as usize)),
-            MatmulVariant::Tc(s) => (n.div_ceil(s.bn()), m.div_ceil(s.bm())),
-            other => {
-                let e = other.block_edge();
-                (n.div_ceil(e), m.div_ceil(e))
-            }
-        }
+        let (bm, bn) = match self {
+            MatmulVariant::Naive | MatmulVariant::Tiled16 => (16, 16),
+            MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
+            MatmulVariant::Blocked128 { .. } => (128, 128),
+            MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
+            MatmulVariant::Tc(s) => (s.bm(), s.bn()),
+        };
+        (n.div_ceil(bn), m.div_ceil(bm))
     }
 }
 
