@@ -16,45 +16,19 @@
 //! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,tc256x128x32_w4x2,…` adds variants by id to the
 //! cubeport cases (a tuning sweep); `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cubeport::cases::{Case, Scale};
+#[cfg(feature = "peer-cubek")]
+use criterion::{BenchmarkId, Throughput};
+use criterion::{Criterion, criterion_group, criterion_main};
+use cubeport::cases::Scale;
 use cubeport::cubecl::prelude::*;
 use cubeport::{BackendKind, DType};
-use std::time::{Duration, Instant};
+#[cfg(feature = "peer-cubek")]
+use std::time::Instant;
 
-fn group(c: &mut Criterion) -> criterion::BenchmarkGroup<'_, criterion::measurement::WallTime> {
-    let mut g = c.benchmark_group("matmul");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_millis(1500));
-    g
-}
-
-fn bench_cases<R: Runtime>(
-    c: &mut Criterion,
-    client: &ComputeClient<R>,
-    kind: BackendKind,
-    dtype: DType,
-    cases: Vec<Case<'_>>,
-) {
-    let mut g = group(c);
-    for mut case in cases {
-        g.throughput(Throughput::Elements(case.flops));
-        let id = BenchmarkId::new(case.id(kind, dtype), case.size.clone());
-        g.bench_function(id, |b| {
-            b.iter_custom(|iters| {
-                case.wait(client).expect("device sync failed");
-                let t = Instant::now();
-                for _ in 0..iters {
-                    case.run().unwrap();
-                }
-                case.wait(client).expect("device sync failed");
-                t.elapsed()
-            })
-        });
-    }
-    g.finish();
-}
+mod common;
+#[cfg(feature = "peer-cubek")]
+use common::group;
+use common::{Count, bench_cases};
 
 struct Visit<'a>(&'a mut Criterion, Scale);
 
@@ -67,13 +41,7 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
                     let cases =
                         cubeport::cases::matmul_cases_with::<R, $E>(&client, self.1, &extra())
                             .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
-                    bench_cases(
-                        self.0,
-                        &client,
-                        kind,
-                        <$E as cubeport::Scalar>::DTYPE,
-                        cases,
-                    );
+                    bench_cases(self.0, &client, kind, Count::Flops, cases);
                 }
             };
         }
@@ -214,7 +182,7 @@ mod cubek_peer {
                         _ => return,
                     };
                     let storage = <$E as CubePrimitive>::as_type_native_unchecked().storage_type();
-                    let mut g = group(c);
+                    let mut g = group(c, "matmul");
                     for (name, strategy) in strategies(dtype) {
                         let Ok(dc) = cubeport::testing::poisoned::<R, $E>(client, &[m, n]) else {
                             return;
@@ -291,11 +259,7 @@ mod cubek_peer {
 }
 
 fn benches(c: &mut Criterion) {
-    let scale = if std::env::var_os("CUBEPORT_BENCH_QUICK").is_some() {
-        Scale::Quick
-    } else {
-        Scale::Full
-    };
+    let scale = common::scale();
     cubeport::testing::visit_backends("bench matmul", None, &mut Visit(c, scale));
     #[cfg(feature = "cuda")]
     if scale == Scale::Full
@@ -316,7 +280,9 @@ fn benches(c: &mut Criterion) {
                     continue;
                 }
                 match cubeport::cases::cublas_case_of(dtype, m, n, k) {
-                    Ok(case) => bench_cases(c, &client, BackendKind::Cuda, dtype, vec![case]),
+                    Ok(case) => {
+                        bench_cases(c, &client, BackendKind::Cuda, Count::Flops, vec![case])
+                    }
                     Err(e) => eprintln!("SKIP matmul/cublas/cuda/{dtype}: {e}"),
                 }
             }

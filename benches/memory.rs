@@ -11,50 +11,18 @@
 //! Ids: `<family>/<variant>/<backend>/<dtype>` with the size as the parameter. Throughput:
 //! transpose and copy count bytes read + written; histograms count the input read once.
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use cubeport::cases::{Case, Scale};
+use criterion::{Criterion, criterion_group, criterion_main};
+use cubeport::BackendKind;
 use cubeport::cubecl::prelude::*;
-use cubeport::testing::sync;
-use cubeport::{BackendKind, DType};
-use std::time::{Duration, Instant};
 
-fn bench_cases<R: Runtime>(
-    c: &mut Criterion,
-    client: &ComputeClient<R>,
-    kind: BackendKind,
-    cases: Vec<Case<'_>>,
-) {
-    let mut g = c.benchmark_group("memory");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_millis(1200));
-    for mut case in cases {
-        g.throughput(Throughput::BytesDecimal(case.bytes));
-        let id = BenchmarkId::new(case.id(kind, DType::F32), case.size.clone());
-        g.bench_function(id, |b| {
-            b.iter_custom(|iters| {
-                sync(client).expect("device sync failed");
-                let t = Instant::now();
-                for _ in 0..iters {
-                    case.run().unwrap();
-                }
-                sync(client).expect("device sync failed");
-                t.elapsed()
-            })
-        });
-    }
-    g.finish();
-}
+mod common;
+use common::{Count, bench_cases};
 
 struct Visit<'a>(&'a mut Criterion);
 
 impl cubeport::testing::BackendVisitor for Visit<'_> {
     fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
-        let scale = if std::env::var_os("CUBEPORT_BENCH_QUICK").is_some() {
-            Scale::Quick
-        } else {
-            Scale::Full
-        };
+        let scale = common::scale();
         // CUBEPORT_BENCH_FAMILIES=transpose,histogram (default both) skips the setup of the
         // others. Built one family at a time so only one family's buffers are alive.
         let families = std::env::var("CUBEPORT_BENCH_FAMILIES")
@@ -62,12 +30,12 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         if families.split(',').any(|f| f == "transpose") {
             let cases = cubeport::cases::transpose_cases(&client, scale)
                 .unwrap_or_else(|e| panic!("transpose cases on {kind}: {e}"));
-            bench_cases(self.0, &client, kind, cases);
+            bench_cases(self.0, &client, kind, Count::Bytes, cases);
         }
         if families.split(',').any(|f| f == "histogram") {
             let cases = cubeport::cases::histogram_cases(&client, scale)
                 .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
-            bench_cases(self.0, &client, kind, cases);
+            bench_cases(self.0, &client, kind, Count::Bytes, cases);
         }
     }
 }

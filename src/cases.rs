@@ -15,6 +15,8 @@ use cubecl::prelude::*;
 pub struct Case<'c> {
     /// Family (`copy`, `transpose`, `histogram`, …).
     pub family: &'static str,
+    /// Element type the op reads and writes.
+    pub dtype: DType,
     /// Variant id within the family (`tiled32_pad1`, `auto_shared_runs`, …).
     pub variant: String,
     /// Problem size, human-readable (`8192x8192`, `512M`).
@@ -67,8 +69,8 @@ impl<'c> Case<'c> {
     }
 
     /// `family/variant/backend/dtype`, the criterion id of this case.
-    pub fn id(&self, kind: BackendKind, dtype: DType) -> String {
-        format!("{}/{}/{kind}/{dtype}", self.family, self.variant)
+    pub fn id(&self, kind: BackendKind) -> String {
+        format!("{}/{}/{kind}/{}", self.family, self.variant, self.dtype)
     }
 }
 
@@ -133,16 +135,31 @@ pub fn copy_case<'c, R: Runtime>(
     client: &'c ComputeClient<R>,
     n: usize,
 ) -> Result<Case<'c>, Error> {
-    let x: Vec<f32> = seeded(77, n, -1.0, 1.0);
+    copy_case_of::<R, f32>(client, n)
+}
+
+/// The device copy of `n` elements of `E` (bytes: read + write).
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn copy_case_of<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    n: usize,
+) -> Result<Case<'c>, Error> {
+    let x: Vec<E> = seeded(77, n, -1.0, 1.0);
     let dx = DeviceTensor::from_slice(client, &x, &[n])?;
-    let mut dy = poisoned::<R, f32>(client, &[n])?;
+    let mut dy = poisoned::<R, E>(client, &[n])?;
     crate::copy_into(client, dx.as_ref(), dy.as_mut())?;
-    verify(dy.to_vec(client)? == x, "copy")?;
+    verify(
+        crate::testing::to_f64(&dy.to_vec(client)?) == crate::testing::to_f64(&x),
+        "copy",
+    )?;
     Ok(Case {
+        dtype: E::DTYPE,
         family: "copy",
         variant: "vec".into(),
         size: size_name(n),
-        bytes: 2 * n as u64 * 4,
+        bytes: (2 * n * E::DTYPE.size()) as u64,
         flops: 0,
         run: Box::new(move || crate::copy_into(client, dx.as_ref(), dy.as_mut())),
         own_sync: None,
@@ -188,6 +205,7 @@ pub fn transpose_cases<'c, R: Runtime>(
         verify(dy.to_vec(client)? == want, &format!("transpose {v}"))?;
         let dx = dx.clone();
         cases.push(Case {
+            dtype: DType::F32,
             family: "transpose",
             variant: v.to_string(),
             size: format!("{side}x{side}"),
@@ -246,6 +264,7 @@ pub fn histogram_cases<'c, R: Runtime>(
                 &format!("histogram {name} {data}"),
             )?;
             cases.push(Case {
+                dtype: DType::F32,
                 family: "histogram",
                 variant: format!("{name}_{data}"),
                 size: size_name(n),
@@ -405,6 +424,7 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
                 }
             }
             cases.push(Case {
+                dtype: dtype,
                 family: "matmul",
                 variant: name,
                 size: size.clone(),
@@ -452,6 +472,7 @@ pub fn fma_case<'c, R: Runtime, E: crate::Element>(
         })
     };
     Ok(Case {
+        dtype: E::DTYPE,
         family: "fma_peak",
         variant: "8_chains".into(),
         size: format!("{units}x{iters}"),
@@ -462,8 +483,12 @@ pub fn fma_case<'c, R: Runtime, E: crate::Element>(
     })
 }
 
-/// Fused bias + activation over f32 (`add`, `bias_relu_scale`, `bias_gelu_tanh`), full-length
-/// bias; bytes: two inputs read and one output written. FLOPs are nominal (1, 3, 12 per element).
+/// Fused bias + activation, every activation (`add`, `bias_relu_scale`, `bias_gelu_tanh`,
+/// `bias_gelu_erf`) with a full-length bias (`_full`) and with one row of 4096 broadcast over
+/// the rows (`_row`), in f32 and, where the device has it, f16; each dtype's device copy of the
+/// same length comes first (the anchor). Bytes: input and bias read once, output written once.
+/// FLOPs are nominal (1, 3, 12, 12 per element). `n` = 64 M elements at `Full` (fewer where one
+/// buffer may not be that large), 1 M at `Quick`.
 ///
 /// # Errors
 /// As [`copy_case`].
@@ -471,57 +496,89 @@ pub fn activation_cases<'c, R: Runtime>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
-    use crate::{Activation, GeluApprox};
     let caps = crate::caps_of(client);
     let n = match scale {
         Scale::Quick => 1 << 20,
         Scale::Full => (64usize << 20).min(caps.max_alloc_bytes as usize / 4),
     };
-    let x: Vec<f32> = seeded(90, n, -4.0, 4.0);
-    let b: Vec<f32> = seeded(91, n, -1.0, 1.0);
-    let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &x, &[n])?);
-    let db = std::sync::Arc::new(DeviceTensor::from_slice(client, &b, &[n])?);
-    let (xf, bf) = (crate::testing::to_f64(&x), crate::testing::to_f64(&b));
-    let mut cases = vec![copy_case(client, n)?];
-    for (act, flops) in [
-        (Activation::Identity, 1),
-        (Activation::ReluScale { scale: 0.5 }, 3),
-        (Activation::Gelu(GeluApprox::Tanh), 12),
-    ] {
-        let mut dy = poisoned::<R, f32>(client, &[n])?;
-        let (dx, db) = (dx.clone(), db.clone());
-        let go = move |y: &mut DeviceTensor<f32>| {
-            crate::bias_activation_into(
-                client,
-                dx.as_ref().as_ref(),
-                db.as_ref().as_ref(),
-                y.as_mut(),
-                act,
-            )
-        };
-        go(&mut dy)?;
-        let want = reference::bias_activation(&xf, &bf, act);
-        let got = crate::testing::to_f64(&dy.to_vec(client)?);
-        verify(
-            reference::compare(&got, &want, reference::Tolerance::elementwise(DType::F32)).ok(),
-            act.name(),
-        )?;
-        cases.push(Case {
-            family: "activation",
-            variant: act.name().to_string(),
-            size: size_name(n),
-            bytes: 3 * n as u64 * 4,
-            flops: flops * n as u64,
-            run: Box::new(move || go(&mut dy)),
-            own_sync: None,
-        });
+    let mut cases = activation_cases_of::<R, f32>(client, n)?;
+    if DType::F16.is_supported_by(&caps) {
+        cases.extend(activation_cases_of::<R, half::f16>(client, n)?);
     }
     Ok(cases)
 }
 
-/// Reductions and row-wise ops over f32: sum of everything, per-row sums, softmax and GEMV
-/// (`rows × cols` = 16384 × 4096 and 8192 × 8192 at `Full`). Bytes: inputs read once, outputs
-/// written once. FLOPs nominal (1 per element; softmax 5; GEMV 2).
+/// Row length of the broadcast-bias activation cases (an LLM hidden size).
+const BIAS_ROW: usize = 4096;
+
+fn activation_cases_of<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    n: usize,
+) -> Result<Vec<Case<'c>>, Error> {
+    use crate::{Activation, GeluApprox};
+    use std::sync::Arc;
+    let n = n / BIAS_ROW * BIAS_ROW;
+    let x: Vec<E> = seeded(90, n, -4.0, 4.0);
+    let b: Vec<E> = seeded(91, n, -1.0, 1.0);
+    let dx = Arc::new(DeviceTensor::from_slice(client, &x, &[n])?);
+    let db = Arc::new(DeviceTensor::from_slice(client, &b, &[n])?);
+    let db_row = Arc::new(DeviceTensor::from_slice(
+        client,
+        &b[..BIAS_ROW],
+        &[BIAS_ROW],
+    )?);
+    let (xf, bf) = (crate::testing::to_f64(&x), crate::testing::to_f64(&b));
+    drop((x, b));
+    let mut cases = vec![copy_case_of::<R, E>(client, n)?];
+    for (act, flops) in [
+        (Activation::Identity, 1),
+        (Activation::ReluScale { scale: 0.5 }, 3),
+        (Activation::Gelu(GeluApprox::Tanh), 12),
+        (Activation::Gelu(GeluApprox::Erf), 12),
+    ] {
+        for (bias_name, bias, shape) in [
+            ("full", &db, vec![n]),
+            ("row", &db_row, vec![n / BIAS_ROW, BIAS_ROW]),
+        ] {
+            let mut dy = poisoned::<R, E>(client, &shape)?;
+            let (dx, bias) = (dx.clone(), bias.clone());
+            let go = move |y: &mut DeviceTensor<E>| {
+                let input = crate::TensorRef::contiguous(dx.handle(), &shape, E::DTYPE);
+                crate::bias_activation_into(client, input, bias.as_ref().as_ref(), y.as_mut(), act)
+            };
+            go(&mut dy)?;
+            let blen = if bias_name == "full" { n } else { BIAS_ROW };
+            let want: Vec<f64> = reference::bias_activation(&xf, &bf[..blen], act)
+                .into_iter()
+                .map(|v| E::from_f64(v).to_f64())
+                .collect();
+            let got = crate::testing::to_f64(&dy.to_vec(client)?);
+            let what = format!("{} {bias_name} {}", act.name(), E::DTYPE);
+            verify(
+                reference::compare(&got, &want, reference::Tolerance::elementwise(E::DTYPE)).ok(),
+                &what,
+            )?;
+            cases.push(Case {
+                dtype: E::DTYPE,
+                family: "activation",
+                variant: format!("{}_{bias_name}", act.name()),
+                size: size_name(n),
+                bytes: ((2 * n + blen) * E::DTYPE.size()) as u64,
+                flops: flops * n as u64,
+                run: Box::new(move || go(&mut dy)),
+                own_sync: None,
+            });
+        }
+    }
+    Ok(cases)
+}
+
+/// The row-reduction families over one f32 `rows × cols` matrix (16384 × 4096 at `Full`,
+/// 4096 × 4096 where one buffer may not hold 256 MiB, 256 × 4096 at `Quick`): sum and max of
+/// everything, per-row sums, per-column sums (the strided axis), softmax along rows with the
+/// automatic variant and every forced row-group width the device runs, and GEMV `A·v` and
+/// `Aᵀ·v` with every variant. The device copy of the matrix comes first (the anchor). Bytes:
+/// inputs read once, outputs written once. FLOPs nominal (1 per element; softmax 5; GEMV 2).
 ///
 /// # Errors
 /// As [`copy_case`].
@@ -530,6 +587,8 @@ pub fn reduce_cases<'c, R: Runtime>(
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
     use crate::reference::{Reduction, Tolerance};
+    use crate::{GemvVariant, ReducePath, RowGroup, Transpose};
+    use std::sync::Arc;
     let caps = crate::caps_of(client);
     let (rows, cols) = match scale {
         Scale::Quick => (256, 4096),
@@ -539,108 +598,149 @@ pub fn reduce_cases<'c, R: Runtime>(
     let n = rows * cols;
     let x: Vec<f32> = seeded(92, n, -1.0, 1.0);
     let xf = crate::testing::to_f64(&x);
+    drop(x);
     let abs: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
-    let dx = std::sync::Arc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
-    let mut cases = Vec::new();
+    let dx = Arc::new(DeviceTensor::from_slice(
+        client,
+        &xf.iter().map(|&v| v as f32).collect::<Vec<_>>(),
+        &[rows, cols],
+    )?);
     let size = format!("{rows}x{cols}");
-    // Whole-array sum and per-row sums.
-    for (name, axis, out_shape) in [
-        ("sum_all", None, vec![1]),
-        ("sum_rows", Some(1), vec![rows]),
+    let case = |family, variant: String, bytes: usize, flops: usize, run| Case {
+        dtype: DType::F32,
+        family,
+        variant,
+        size: size.clone(),
+        bytes: (bytes * 4) as u64,
+        flops: flops as u64,
+        run,
+        own_sync: None,
+    };
+    let mut cases = vec![copy_case(client, n)?];
+    // Whole-array sum and max, per-row and per-column sums.
+    for (name, axis, op, out_len) in [
+        ("sum_all", None, Reduction::Sum, 1),
+        ("max_all", None, Reduction::Max, 1),
+        ("sum_rows", Some(1), Reduction::Sum, rows),
+        ("sum_cols", Some(0), Reduction::Sum, cols),
     ] {
-        let mut dy = poisoned::<R, f32>(client, &out_shape)?;
+        let mut dy = poisoned::<R, f32>(client, &[out_len])?;
         let d = dx.clone();
         let go = move |y: &mut DeviceTensor<f32>| {
-            crate::reduce_into(
-                client,
-                d.as_ref().as_ref(),
-                y.as_mut(),
-                axis,
-                Reduction::Sum,
-            )
+            crate::reduce_into(client, d.as_ref().as_ref(), y.as_mut(), axis, op)
         };
         go(&mut dy)?;
-        let want = reference::reduce(&xf, &[rows, cols], axis, Reduction::Sum);
+        let want = reference::reduce(&xf, &[rows, cols], axis, op);
         let sum_abs = reference::reduce(&abs, &[rows, cols], axis, Reduction::Sum);
-        let k = axis.map_or(n, |_| cols);
+        let k = axis.map_or(n, |a| [rows, cols][a]);
         let got = crate::testing::to_f64(&dy.to_vec(client)?);
-        let ok = reference::compare_each(&got, &want, |i| {
-            Tolerance::reduction(DType::F32, k, sum_abs[i])
+        let ok = reference::compare_each(&got, &want, |i| match op {
+            Reduction::Sum => Tolerance::reduction(DType::F32, k, sum_abs[i]),
+            _ => Tolerance::EXACT,
         })
         .ok();
         verify(ok, name)?;
-        cases.push(Case {
-            family: "reduce",
-            variant: name.into(),
-            size: size.clone(),
-            bytes: ((n + out_shape[0]) * 4) as u64,
-            flops: n as u64,
-            run: Box::new(move || go(&mut dy)),
-            own_sync: None,
-        });
+        let shape: &[usize] = if axis.is_none() { &[n] } else { &[rows, cols] };
+        let variant = crate::ops::reduce::reduce_variant(client, shape, DType::F32, axis);
+        cases.push(case(
+            "reduce",
+            format!("{name}_{variant}"),
+            n + out_len,
+            n,
+            Box::new(move || go(&mut dy)),
+        ));
     }
-    // Softmax along rows.
-    let mut dy = poisoned::<R, f32>(client, &[rows, cols])?;
-    let d = dx.clone();
-    let go = move |y: &mut DeviceTensor<f32>| {
-        crate::softmax_into(client, d.as_ref().as_ref(), y.as_mut(), 1)
-    };
-    go(&mut dy)?;
+    // Softmax along rows: the automatic choice, then every row group the device runs.
     let want = reference::softmax(&xf, cols, false);
-    let got = crate::testing::to_f64(&dy.to_vec(client)?);
-    verify(
-        reference::compare(&got, &want, Tolerance::softmax(DType::F32, cols, false)).ok(),
-        "softmax",
-    )?;
-    let variant = crate::ops::softmax::softmax_variant(client, cols, DType::F32);
-    cases.push(Case {
-        family: "softmax",
-        variant: format!("auto_{variant}"),
-        size: size.clone(),
-        bytes: 2 * n as u64 * 4,
-        flops: 5 * n as u64,
-        run: Box::new(move || go(&mut dy)),
-        own_sync: None,
-    });
-    // GEMV y = A·v over the same matrix.
-    let v: Vec<f32> = seeded(93, cols, -1.0, 1.0);
+    let tol = Tolerance::softmax(DType::F32, cols, false);
+    let auto = crate::ops::softmax::softmax_variant(client, cols, DType::F32);
+    let mut forced = vec![(None, format!("auto_{auto}"))];
+    let mut groups = vec![RowGroup {
+        path: ReducePath::Shared,
+        group: 256,
+    }];
+    if let Some(w) = caps.plane.fixed_width() {
+        groups.extend(
+            [w, 64, 128, 256]
+                .into_iter()
+                .filter(|&g| g >= w && g % w == 0)
+                .map(|group| RowGroup {
+                    path: ReducePath::Plane,
+                    group,
+                }),
+        );
+    }
+    groups.dedup();
+    forced.extend(groups.into_iter().map(|g| (Some(g), g.to_string())));
+    for (group, variant) in forced {
+        let mut dy = poisoned::<R, f32>(client, &[rows, cols])?;
+        let d = dx.clone();
+        let go = move |y: &mut DeviceTensor<f32>| match group {
+            None => crate::softmax_into(client, d.as_ref().as_ref(), y.as_mut(), 1),
+            Some(g) => crate::softmax_with(client, d.as_ref().as_ref(), y.as_mut(), 1, false, g),
+        };
+        go(&mut dy)?;
+        let got = crate::testing::to_f64(&dy.to_vec(client)?);
+        verify(
+            reference::compare(&got, &want, tol).ok(),
+            &format!("softmax {variant}"),
+        )?;
+        cases.push(case(
+            "softmax",
+            variant,
+            2 * n,
+            5 * n,
+            Box::new(move || go(&mut dy)),
+        ));
+    }
+    drop(want);
+    // GEMV y = A·v and y = Aᵀ·v over the same matrix, every variant the device runs.
+    let v: Vec<f32> = seeded(93, rows.max(cols), -1.0, 1.0);
     let vf = crate::testing::to_f64(&v);
-    let dv = DeviceTensor::from_slice(client, &v, &[cols])?;
-    let mut dy = poisoned::<R, f32>(client, &[rows])?;
-    let d = dx.clone();
-    let go = move |y: &mut DeviceTensor<f32>| {
-        crate::gemv_into(
-            client,
-            d.as_ref().as_ref(),
-            dv.as_ref(),
-            y.as_mut(),
-            crate::Transpose::No,
-        )
-    };
-    go(&mut dy)?;
-    let want = reference::gemv(&xf, rows, cols, &vf, false);
-    let sum_abs = reference::gemv(
-        &abs,
-        rows,
-        cols,
-        &vf.iter().map(|v| v.abs()).collect::<Vec<_>>(),
-        false,
-    );
-    let got = crate::testing::to_f64(&dy.to_vec(client)?);
-    let ok = reference::compare_each(&got, &want, |i| {
-        Tolerance::reduction(DType::F32, cols, sum_abs[i])
-    })
-    .ok();
-    verify(ok, "gemv")?;
-    cases.push(Case {
-        family: "gemv",
-        variant: "auto".into(),
-        size,
-        bytes: ((n + cols + rows) * 4) as u64,
-        flops: 2 * n as u64,
-        run: Box::new(move || go(&mut dy)),
-        own_sync: None,
-    });
+    let mut variants = vec![
+        (Transpose::No, GemvVariant::ThreadRow),
+        (Transpose::No, GemvVariant::CubeRow(ReducePath::Shared)),
+        (Transpose::Yes, GemvVariant::Columns),
+    ];
+    if caps.plane.fixed_width().is_some() {
+        variants.push((Transpose::No, GemvVariant::PlaneRow));
+        variants.push((Transpose::No, GemvVariant::CubeRow(ReducePath::Plane)));
+    }
+    for (t, variant) in variants {
+        let tr = t == Transpose::Yes;
+        let (xl, yl) = if tr { (rows, cols) } else { (cols, rows) };
+        let dv = DeviceTensor::from_slice(client, &v[..xl], &[xl])?;
+        let mut dy = poisoned::<R, f32>(client, &[yl])?;
+        let d = dx.clone();
+        let go = move |y: &mut DeviceTensor<f32>| {
+            crate::gemv_with(
+                client,
+                d.as_ref().as_ref(),
+                dv.as_ref(),
+                y.as_mut(),
+                t,
+                variant,
+            )
+        };
+        go(&mut dy)?;
+        let want = reference::gemv(&xf, rows, cols, &vf[..xl], tr);
+        let vabs: Vec<f64> = vf[..xl].iter().map(|v| v.abs()).collect();
+        let sum_abs = reference::gemv(&abs, rows, cols, &vabs, tr);
+        let got = crate::testing::to_f64(&dy.to_vec(client)?);
+        let ok = reference::compare_each(&got, &want, |i| {
+            Tolerance::reduction(DType::F32, xl, sum_abs[i])
+        })
+        .ok();
+        verify(ok, &format!("gemv {variant}"))?;
+        let name = if tr { "gemv_t" } else { "gemv" };
+        cases.push(case(
+            "gemv",
+            format!("{name}_{variant}"),
+            n + xl + yl,
+            2 * n,
+            Box::new(move || go(&mut dy)),
+        ));
+    }
     Ok(cases)
 }
 
@@ -716,6 +816,7 @@ where
     verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cuBLAS")?;
     let sync_stream = stream.clone();
     Ok(Case {
+        dtype: E::DTYPE,
         family: "matmul",
         variant: "cublas".into(),
         size: format!("{m}x{n}x{k}"),
@@ -761,6 +862,14 @@ impl SweepOp {
             SweepOp::Transpose => "transpose",
             SweepOp::Histogram256 => "histogram",
             SweepOp::Matmul(_) => "matmul",
+        }
+    }
+
+    /// The element type the op runs in.
+    pub fn dtype(&self) -> DType {
+        match self {
+            SweepOp::Matmul(d) => *d,
+            _ => DType::F32,
         }
     }
 
@@ -810,6 +919,7 @@ pub fn sweep_case<'c, R: Runtime>(
     use crate::{Activation, GeluApprox};
     use std::sync::Arc;
     let case = |variant: String, size: String, bytes: usize, flops: usize, run| Case {
+        dtype: op.dtype(),
         family: op.family(),
         variant,
         size,
@@ -988,6 +1098,7 @@ fn sweep_matmul<'c, R: Runtime, E: crate::Element>(
     )?;
     let variant = crate::ops::matmul::matmul_variant(client, dtype, 1, m, n).to_string();
     Ok(Case {
+        dtype: dtype,
         family: "matmul",
         variant,
         size: format!("{m}x{n}x{k}"),

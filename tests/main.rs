@@ -232,7 +232,7 @@ macro_rules! backend_suite {
                 #[values(
                     (0, 0, 1, 1, 1), (0, 0, 3, 7, 5), (0, 0, 17, 65, 33), (0, 0, 64, 64, 64),
                     (0, 0, 130, 129, 31), (0, 0, 257, 100, 300), (3, 3, 33, 20, 17), (4, 0, 20, 33, 9),
-                    (0, 2, 9, 40, 70), (0, 0, 200, 136, 72), (2, 2, 40, 48, 24)
+                    (0, 2, 9, 40, 70), (0, 0, 200, 136, 72), (2, 2, 40, 48, 24), (0, 0, 72, 80, 520)
                 )] shape: (usize, usize, usize, usize, usize),
                 #[values((false, false), (true, false), (false, true))] trans: (bool, bool),
                 #[values(false, true)] fused: bool,

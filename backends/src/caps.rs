@@ -57,6 +57,8 @@ pub struct Caps {
     pub max_alloc_bytes: u64,
     /// Whether `client.profile` times on the device (`true`) or with host clocks.
     pub device_timing: bool,
+    /// Whether kernels can copy global → shared memory asynchronously (`cp.async`, CUDA sm ≥ 80).
+    pub copy_async: bool,
 }
 
 impl Caps {
@@ -87,6 +89,7 @@ impl Caps {
             max_vector_size: hw.max_vector_size,
             max_alloc_bytes: props.memory.max_page_size,
             device_timing: matches!(props.timing_method, cubecl::benchmark::TimingMethod::Device),
+            copy_async: props.features.copy_async,
         }
     }
 

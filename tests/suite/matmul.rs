@@ -134,6 +134,9 @@ pub fn matmul_variant_ids_round_trip() {
         "tc128x128x32",
         "tc128x128x32_w0x2",
         "tc100x128x32_w2x4",
+        "tc128x128x32_w4x2_a",
+        "tc128x128x32_w4x2_ax",
+        "tc128x128x32_w4x2_s3",
         "blocked",
         "cmma2",
     ] {
@@ -284,6 +287,20 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async).
+    for stages in [1, 5] {
+        let shape = TcShape::T128_W4X2.with_async(stages);
+        let r = cubeport::matmul_with(
+            client,
+            TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
+            TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
+            None,
+            Activation::Identity,
+            TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
+            MatmulVariant::Tc(shape),
+        );
+        assert!(matches!(r, Err(Error::Unsupported { .. })), "{shape}: {r:?}");
+    }
     // bf16 on a backend without it.
     if !caps.bf16 {
         let r = cubeport::matmul_into(

@@ -19,8 +19,10 @@ use cubecl::prelude::*;
 
 mod simt;
 mod tc;
+mod tc_async;
 pub use simt::{SimtConfig, matmul_simt_kernel};
 pub use tc::{TcConfig, matmul_tc_kernel};
+pub use tc_async::matmul_tc_async_kernel;
 
 /// Comptime shape of [`matmul_blocked_kernel()`].
 ///

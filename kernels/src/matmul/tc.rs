@@ -34,22 +34,22 @@ pub struct TcConfig {
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
 /// start in 8 different 16-byte bank groups.
-const PAD: usize = 8;
+pub(super) const PAD: usize = 8;
 
 /// Where one cube's operands lie.
 #[derive(CubeType, Clone, Copy)]
-struct Place {
-    a_base: usize,
-    b_base: usize,
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    a_sr: usize,
-    a_sc: usize,
-    b_sr: usize,
-    b_sc: usize,
+pub(super) struct Place {
+    pub(super) a_base: usize,
+    pub(super) b_base: usize,
+    pub(super) row0: usize,
+    pub(super) col0: usize,
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
+    pub(super) a_sr: usize,
+    pub(super) a_sc: usize,
+    pub(super) b_sr: usize,
+    pub(super) b_sc: usize,
 }
 
 /// This unit's share of the A tile at depth `k0`, as 8-wide vectors along k (zero outside).
@@ -164,7 +164,7 @@ fn stash8<F: Float>(
 
 /// `acc += A_stage · B_stage` for this plane's fragments.
 #[cube]
-fn multiply_tc<F: Float>(
+pub(super) fn multiply_tc<F: Float>(
     a_s: &SharedMemory<Vector<F, Const<8>>>,
     b_s: &SharedMemory<Vector<F, Const<8>>>,
     acc: &Sequence<cmma::Matrix<f32>>,

@@ -26,7 +26,7 @@ use cubecl::server::Handle;
 use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
     BlockConfig, CmmaConfig, SimtConfig, TcConfig, matmul_blocked_kernel, matmul_cmma_kernel,
-    matmul_naive_kernel, matmul_simt_kernel, matmul_tc_kernel,
+    matmul_naive_kernel, matmul_simt_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -54,10 +54,14 @@ pub enum MatmulVariant {
     Cmma,
 }
 
-/// Shape of the tiled tensor-core kernel ([`MatmulVariant::Tc`]): `warps_m × warps_n` planes
-/// per cube, each `frags_m × frags_n` fragments of 16 × 16, `bk`-deep shared tiles. Written
-/// `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>` (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`),
-/// which [`str::parse`] reads back.
+/// Shape of the tiled tensor-core kernels ([`MatmulVariant::Tc`]): `warps_m × warps_n` planes
+/// per cube, each `frags_m × frags_n` fragments of 16 × 16, `bk`-deep shared tiles, and how the
+/// tiles reach shared memory: through registers, two stages (`stages = 0`), or by `cp.async`
+/// with `stages` (2–4) tiles in flight. Written `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>`, with
+/// `_a<stages>` for the async pipeline (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`),
+/// which [`str::parse`] reads back. The async pipeline needs A and B rows of 16-byte vectors
+/// (contiguous rows; `k`, `n` and the strides multiples of 8; aligned buffers); other layouts
+/// run the register-staged kernel with the same tiles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TcShape {
     /// Planes along m.
@@ -70,6 +74,8 @@ pub struct TcShape {
     pub frags_n: u16,
     /// Shared tile depth (a multiple of 16).
     pub bk: u16,
+    /// `cp.async` stages (2–4), or 0 for the register-staged kernel.
+    pub stages: u16,
 }
 
 impl TcShape {
@@ -83,6 +89,10 @@ impl TcShape {
     /// 64 × 128 blocks, 32-deep tiles, 2 × 2 planes of 2 × 4 fragments: outputs too small to
     /// fill the device with 128 × 128 blocks.
     pub const T64X128: TcShape = TcShape::new(2, 2, 2, 4, 32);
+    /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
+    pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
+    /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
+    pub const T128X256_A3: TcShape = TcShape::T128X256.with_async(3);
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -92,7 +102,13 @@ impl TcShape {
             frags_m,
             frags_n,
             bk,
+            stages: 0,
         }
+    }
+
+    /// The same tiles through a `cp.async` pipeline of `stages` stages (0: registers).
+    pub const fn with_async(self, stages: u16) -> Self {
+        TcShape { stages, ..self }
     }
 
     /// Block rows.
@@ -109,11 +125,17 @@ impl TcShape {
         32 * self.warps_m as usize * self.warps_n as usize
     }
 
-    /// Shared memory one cube takes, bytes (two stages of padded A and B tiles, f32 staging of
-    /// the outputs).
+    /// Shared memory one cube takes, bytes: the register-staged kernel holds two stages of
+    /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
+    /// `stages` stages and one 16 × 16 f32 scratch tile per plane.
     pub fn shared_bytes(&self, dtype: DType) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
-        2 * (bm * (bk + 8) + bk * (bn + 8)) * dtype.size() + bm * (bn + 4) * 4
+        let stage = (bm * (bk + 8) + bk * (bn + 8)) * dtype.size();
+        if self.stages == 0 {
+            2 * stage + bm * (bn + 4) * 4
+        } else {
+            self.stages as usize * stage + (self.units() / 32) * 256 * 4
+        }
     }
 
     /// Why this shape cannot run on `caps` (beyond the tensor-core requirement), if it cannot.
@@ -124,7 +146,16 @@ impl TcShape {
             frags_m,
             frags_n,
             bk,
+            stages,
         } = *self;
+        if stages == 1 || stages > 4 {
+            return Err(format!("{self}: async stages must be 2, 3 or 4"));
+        }
+        if stages > 0 && !caps.copy_async {
+            return Err(format!(
+                "{self}: the device has no asynchronous global-to-shared copies (cp.async)"
+            ));
+        }
         if warps_m == 0 || warps_n == 0 || frags_m == 0 || frags_n == 0 || bk == 0 || bk % 16 != 0 {
             return Err(format!(
                 "{self}: planes and fragments must be positive, bk a multiple of 16"
@@ -141,7 +172,10 @@ impl TcShape {
                 "{self}: {units} units exceed the device's cube size"
             ));
         }
-        let shared = self.shared_bytes(dtype);
+        // The async shape also needs its register-staged fallback (other layouts) to fit.
+        let shared = self
+            .shared_bytes(dtype)
+            .max(self.with_async(0).shared_bytes(dtype));
         if shared > caps.max_shared_bytes {
             return Err(format!(
                 "{self}: {shared} bytes of shared memory exceed the device's {}",
@@ -177,20 +211,28 @@ impl fmt::Display for TcShape {
             self.bk,
             self.warps_m,
             self.warps_n
-        )
+        )?;
+        if self.stages > 0 {
+            write!(f, "_a{}", self.stages)?;
+        }
+        Ok(())
     }
 }
 
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>` (as printed).
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>]` (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>");
+        let bad = || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>]");
         let (block, warps) = s
             .strip_prefix("tc")
             .and_then(|r| r.split_once("_w"))
             .ok_or_else(bad)?;
+        let (warps, stages) = match warps.split_once("_a") {
+            Some((w, st)) => (w, st.parse::<u16>().map_err(|_| bad())?),
+            None => (warps, 0),
+        };
         let nums = |t: &str| -> Result<Vec<u16>, String> {
             t.split('x')
                 .map(|x| x.parse::<u16>().map_err(|_| bad()))
@@ -201,7 +243,7 @@ impl std::str::FromStr for TcShape {
             return Err(bad());
         }
         let (fm, fn_) = (b[0] / (16 * w[0]), b[1] / (16 * w[1]));
-        let shape = TcShape::new(w[0], w[1], fm, fn_, b[2]);
+        let shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -426,7 +468,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 15] = [
+    pub const ALL: [MatmulVariant; 17] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -446,6 +488,8 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128),
         MatmulVariant::Tc(TcShape::T128_W4X2),
         MatmulVariant::Tc(TcShape::T128X256),
+        MatmulVariant::Tc(TcShape::T128_W4X2_A3),
+        MatmulVariant::Tc(TcShape::T128X256_A3),
     ];
 
     /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
@@ -843,6 +887,32 @@ fn launch<R: Runtime, E: Element>(
                             spec.c_pitch,
                             $scale,
                             cfg,
+                        )
+                    }
+                    MatmulVariant::Tc(shape) if shape.stages > 0 && na8 == 8 && nb8 == 8 => {
+                        let cfg = shape.config(spec.bias, true, true, nc == 4);
+                        // As below, and `TcShape::check` established `copy_async` and the
+                        // stage count; A and B are read as the 16-byte vectors it copies.
+                        matmul_tc_async_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_1d(shape.units() as u32),
+                            na8,
+                            nb8,
+                            nc,
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            spec.c_pitch,
+                            $scale,
+                            cfg,
+                            shape.stages as usize,
                         )
                     }
                     MatmulVariant::Tc(shape) => {

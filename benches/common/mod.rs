@@ -1,0 +1,76 @@
+//! What every criterion bench of cubeport does with a list of [`Case`]s: one criterion group,
+//! each case timed between device syncs (its own queue's for vendor-library cases), throughput
+//! in bytes or FLOPs. Included by each bench with `mod common;`.
+
+#![allow(dead_code)] // each bench uses part of it
+
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cubeport::BackendKind;
+use cubeport::cases::{Case, Scale};
+use cubeport::cubecl::prelude::*;
+use std::time::{Duration, Instant};
+
+/// What a case's throughput counts.
+#[derive(Clone, Copy)]
+pub enum Count {
+    /// Decimal bytes moved (memory-bound families; the copy anchor is their ceiling).
+    Bytes,
+    /// FLOPs, printed by criterion as elements/s: read `Gelem/s` as GFLOP/s.
+    Flops,
+}
+
+/// `CUBEPORT_BENCH_QUICK=1` picks the small sizes (lavapipe, smoke runs).
+pub fn scale() -> Scale {
+    if std::env::var_os("CUBEPORT_BENCH_QUICK").is_some() {
+        Scale::Quick
+    } else {
+        Scale::Full
+    }
+}
+
+/// A criterion group with the settings every cubeport bench uses (10 samples, short warm-up:
+/// device work is stable after its first launch, which each case made when it was verified).
+pub fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_millis(1500));
+    g
+}
+
+/// Times every case as `<family>/<variant>/<backend>/<dtype>/<size>` (criterion group: the
+/// family).
+pub fn bench_cases<R: Runtime>(
+    c: &mut Criterion,
+    client: &ComputeClient<R>,
+    kind: BackendKind,
+    count: Count,
+    cases: Vec<Case<'_>>,
+) {
+    for mut case in cases {
+        let mut g = group(c, case.family);
+        g.throughput(match count {
+            Count::Bytes => Throughput::BytesDecimal(case.bytes),
+            Count::Flops => Throughput::Elements(case.flops),
+        });
+        let id = BenchmarkId::new(
+            format!("{}/{kind}/{}", case.variant, case.dtype),
+            case.size.clone(),
+        );
+        g.bench_function(id, |b| {
+            b.iter_custom(|iters| {
+                case.wait(client).expect("device sync failed");
+                let t = Instant::now();
+                for _ in 0..iters {
+                    case.run().expect("launch failed");
+                }
+                case.wait(client).expect("device sync failed");
+                t.elapsed()
+            })
+        });
+        g.finish();
+    }
+}

@@ -1,0 +1,254 @@
+//! The tensor-core product with a `cp.async` pipeline: operands go from global to shared memory
+//! without passing through registers, `stages` tiles in flight, one cube barrier per tile; the
+//! epilogue goes out one fragment at a time through a per-plane scratch tile (so shared memory
+//! holds the pipeline, not a block of f32 outputs).
+
+use super::epilogue;
+use super::tc::{PAD, Place, TcConfig, multiply_tc};
+use crate::activation::Activation;
+use cubecl::prelude::barrier::{Barrier, copy_async_checked};
+use cubecl::prelude::*;
+
+/// Issues this unit's async copies of the A and B tiles at depth `k0` into shared stage
+/// `stage` (same layouts as the register-staged kernel: A `[bm][bk + PAD]`, B `[bk][bn + PAD]`).
+/// Each copy is one 16-byte vector, zero-filled when it lies outside the problem (its source
+/// then points at the operand's first vector and reads nothing).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn issue_tiles<F: Float, NA: Size, NB: Size>(
+    a: &Array<Vector<F, NA>>,
+    b: &Array<Vector<F, NB>>,
+    a_s: &mut SharedMemory<Vector<F, Const<8>>>,
+    b_s: &mut SharedMemory<Vector<F, Const<8>>>,
+    p: &Place,
+    k0: usize,
+    stage: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
+    let a_row = comptime!((cfg.bk + PAD) / 8);
+    let b_row = comptime!((bn + PAD) / 8);
+    let a_off = stage * comptime!(bm * (cfg.bk + PAD) / 8);
+    let b_off = stage * comptime!(cfg.bk * (bn + PAD) / 8);
+    let per_a = comptime!(cfg.bk / 8);
+    let per_b = comptime!(bn / 8);
+    #[unroll]
+    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let (lr, lk) = (s / per_a, s % per_a);
+        let r = p.row0 + lr;
+        let kk = k0 + lk * 8;
+        let inside = r < p.m && kk < p.k;
+        let src = select(inside, (p.a_base + r * p.a_sr + kk) / 8, 0usize);
+        let len = select(inside, 1usize, 0usize);
+        let dst = a_off + lr * a_row + lk;
+        copy_async_checked(
+            &a.slice(src, src + len),
+            &mut a_s.slice_mut(dst, dst + 1).downcast(),
+            8u32,
+        );
+    }
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let (lk, lc) = (s / per_b, s % per_b);
+        let kk = k0 + lk;
+        let col = p.col0 + lc * 8;
+        let inside = kk < p.k && col < p.n;
+        let src = select(inside, (p.b_base + kk * p.b_sr + col) / 8, 0usize);
+        let len = select(inside, 1usize, 0usize);
+        let dst = b_off + lk * b_row + lc;
+        copy_async_checked(
+            &b.slice(src, src + len),
+            &mut b_s.slice_mut(dst, dst + 1).downcast(),
+            8u32,
+        );
+    }
+}
+
+/// Makes this unit's copies so far count towards `bars[stage]` and arrives on it.
+#[cube]
+fn commit_arrive(bars: &Sequence<Shared<Barrier>>, stage: usize, #[comptime] stages: usize) {
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            let bar = &bars[s];
+            bar.commit_copy_async();
+            let _token = bar.arrive();
+        }
+    }
+}
+
+/// Waits until every unit's copies into `stage` have landed (the `phase`-parity completion of
+/// its barrier).
+#[cube]
+fn wait_stage(
+    bars: &Sequence<Shared<Barrier>>,
+    stage: usize,
+    phase: u32,
+    #[comptime] stages: usize,
+) {
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            bars[s].wait_parity(phase);
+        }
+    }
+}
+
+/// Tensor-core product (cubecl `cmma`: WMMA on CUDA), f16/bf16 inputs, f32 accumulation, with
+/// `stages` shared stages filled by `cp.async` (CUDA, sm ≥ 80).
+/// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
+///
+/// Pipeline: tiles `0 … stages−2` are in flight before the loop; iteration `t` waits for tile
+/// `t` (its stage's barrier, phase `⌊t/stages⌋ mod 2`), syncs the cube (so the stage read in
+/// iteration `t − 1` is free), issues tile `t + stages − 1` into that stage and multiplies tile
+/// `t`. Every unit arrives on every stage's barrier once per use, copies or not, so the phases
+/// stay in step. Epilogue: each plane stores one accumulator fragment at a time into its own
+/// 16 × 16 f32 scratch tile, then its 32 units apply bias and activation and write 4 columns
+/// each (4-wide stores when `NC = 4`), masked at the edges.
+///
+/// Preconditions: as [`TcConfig`], with `NA = NB = 8` (A and B rows contiguous, `k`, `n`, the
+/// row and batch strides multiples of 8, buffers 16-byte aligned); `2 ≤ stages ≤ 4`; every
+/// addressed element in bounds; the device has 16×16×16 cmma for `F` with f32 accumulators,
+/// planes of 32 and `copy_async`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
+    a: &Array<Vector<F, NA>>,
+    b: &Array<Vector<F, NB>>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_strides: Sequence<usize>,
+    b_strides: Sequence<usize>,
+    c_pitch: usize,
+    scale: f32,
+    #[comptime] cfg: TcConfig,
+    #[comptime] stages: usize,
+) {
+    let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let planes = comptime!(cfg.warps_m * cfg.warps_n);
+    let mut a_s =
+        SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * bm * (cfg.bk + PAD) / 8));
+    let mut b_s =
+        SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * cfg.bk * (bn + PAD) / 8));
+    let mut bars = Sequence::<Shared<Barrier>>::new();
+    #[unroll]
+    for _ in 0..stages {
+        bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
+    }
+    let z = CUBE_POS_Z as usize;
+    let p = Place {
+        a_base: z * a_strides[0],
+        b_base: z * b_strides[0],
+        row0: CUBE_POS_Y as usize * bm,
+        col0: CUBE_POS_X as usize * bn,
+        m,
+        n,
+        k,
+        a_sr: a_strides[1],
+        a_sc: a_strides[2],
+        b_sr: b_strides[1],
+        b_sc: b_strides[2],
+    };
+    let plane_id = UNIT_POS as usize / cfg.plane;
+    let lane = UNIT_POS as usize % cfg.plane;
+    let wm = plane_id / cfg.warps_n;
+    let wn = plane_id % cfg.warps_n;
+    let mut acc = Sequence::<cmma::Matrix<f32>>::new();
+    #[unroll]
+    for _ in 0..comptime!(cfg.frags_m * cfg.frags_n) {
+        acc.push(cmma::Matrix::<f32>::from_value(
+            cmma::MatrixIdent::Accumulator,
+            16usize,
+            16usize,
+            16usize,
+            cmma::MatrixLayout::Undefined,
+            0.0,
+        ));
+    }
+    let tiles = k.div_ceil(cfg.bk);
+
+    #[unroll]
+    for s in 0..comptime!(stages - 1) {
+        if s < tiles {
+            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, s * cfg.bk, s, cfg);
+        }
+        commit_arrive(&bars, s, stages);
+    }
+    for t in 0..tiles {
+        let stage = t % stages;
+        wait_stage(&bars, stage, ((t / stages) % 2) as u32, stages);
+        sync_cube();
+        let next = t + comptime!(stages - 1);
+        let next_stage = next % stages;
+        if next < tiles {
+            issue_tiles::<F, NA, NB>(
+                a,
+                b,
+                &mut a_s,
+                &mut b_s,
+                &p,
+                next * cfg.bk,
+                next_stage,
+                cfg,
+            );
+        }
+        commit_arrive(&bars, next_stage, stages);
+        multiply_tc::<F>(&a_s, &b_s, &acc, stage, wm, wn, cfg);
+    }
+
+    // Epilogue, one fragment at a time through this plane's 16 × 16 scratch tile.
+    let mut c_s = SharedMemory::<f32>::new(comptime!(planes * 256));
+    let scratch = plane_id * 256;
+    #[unroll]
+    for i in 0..cfg.frags_m {
+        #[unroll]
+        for j in 0..cfg.frags_n {
+            cmma::store(
+                &mut c_s.slice_mut(scratch, scratch + 256),
+                &acc[i * cfg.frags_n + j],
+                16u32,
+                cmma::MatrixLayout::RowMajor,
+            );
+            sync_plane();
+            let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
+            let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 16;
+            #[unroll]
+            for q in 0..comptime!(64 / cfg.plane) {
+                let idx = lane + q * cfg.plane;
+                let lr = idx / 4;
+                let lc = (idx % 4) * 4;
+                let r = r0 + lr;
+                let col = c0 + lc;
+                let row_start = (z * m + r) * c_pitch;
+                let from = scratch + lr * 16 + lc;
+                if comptime!(cfg.c_vec) {
+                    if r < m && col < n {
+                        let mut v = Vector::<F, NC>::empty();
+                        #[unroll]
+                        for e in 0..4usize {
+                            v[e] = epilogue::<F, A>(c_s[from + e], bias, col + e, scale, cfg.bias);
+                        }
+                        c[(row_start + col) / 4] = v;
+                    }
+                } else {
+                    #[unroll]
+                    for e in 0..4usize {
+                        if r < m && col + e < n {
+                            let y = epilogue::<F, A>(c_s[from + e], bias, col + e, scale, cfg.bias);
+                            c[row_start + col + e] = Vector::<F, NC>::new(y);
+                        }
+                    }
+                }
+            }
+            sync_plane();
+        }
+    }
+}
