@@ -14,7 +14,9 @@
 //! it was built; cuBLAS and cubek are checked on the same kind of sample before they are timed.
 //!
 //! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,tc256x128x32_w4x2,…` adds variants by id to the
-//! cubeport cases (a tuning sweep); `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
+//! cubeport cases (a tuning sweep); `CUBEPORT_MATMUL_ONLY=1` times only those and the automatic
+//! choice; `CUBEPORT_MATMUL_SIZES=4096x4096x4096,…` replaces the cubeport sizes and
+//! `CUBEPORT_PEER_SIZES` the cuBLAS/cubek ones; `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
 
 #[cfg(feature = "peer-cubek")]
 use criterion::{BenchmarkId, Throughput};
@@ -38,9 +40,23 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         macro_rules! family {
             ($E:ty, $name:literal) => {
                 if only.split(',').any(|d| d == $name) {
-                    let cases =
-                        cubeport::cases::matmul_cases_with::<R, $E>(&client, self.1, &extra())
-                            .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
+                    let cases = match (only_variants(), sizes_from_env("CUBEPORT_MATMUL_SIZES")) {
+                        (None, None) => {
+                            cubeport::cases::matmul_cases_with::<R, $E>(&client, self.1, &extra())
+                        }
+                        (vs, sizes) => {
+                            let vs = vs.unwrap_or_else(|| {
+                                cubeport::MatmulVariant::ALL
+                                    .iter()
+                                    .copied()
+                                    .chain(extra())
+                                    .collect()
+                            });
+                            let sizes = sizes.unwrap_or_else(default_sizes);
+                            cubeport::cases::matmul_cases_for::<R, $E>(&client, &sizes, &vs)
+                        }
+                    }
+                    .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
                     bench_cases(self.0, &client, kind, Count::Flops, cases);
                 }
             };
@@ -64,6 +80,11 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
     }
 }
 
+/// `CUBEPORT_MATMUL_ONLY=1`: time only the automatic choice and `CUBEPORT_MATMUL_VARIANTS`.
+fn only_variants() -> Option<Vec<cubeport::MatmulVariant>> {
+    std::env::var_os("CUBEPORT_MATMUL_ONLY").map(|_| extra())
+}
+
 /// Variants from `CUBEPORT_MATMUL_VARIANTS` (ids as printed, e.g. SIMT or tensor-core shapes).
 fn extra() -> Vec<cubeport::MatmulVariant> {
     std::env::var("CUBEPORT_MATMUL_VARIANTS")
@@ -74,12 +95,11 @@ fn extra() -> Vec<cubeport::MatmulVariant> {
         .collect()
 }
 
-/// The sizes the peers (cuBLAS, cubek) run at: as the cubeport cases, or `CUBEPORT_PEER_SIZES`
-/// (`4096x4096x4096,8192x8192x8192`).
-fn peer_sizes() -> Vec<(usize, usize, usize)> {
-    match std::env::var("CUBEPORT_PEER_SIZES") {
-        Ok(list) => list
-            .split(',')
+/// `m x n x k` sizes from the comma-separated list in `var` (`4096x4096x4096,8192x8192x8192`).
+fn sizes_from_env(var: &str) -> Option<Vec<(usize, usize, usize)>> {
+    let list = std::env::var(var).ok()?;
+    Some(
+        list.split(',')
             .map(|s| {
                 let v: Vec<usize> = s
                     .split('x')
@@ -88,13 +108,23 @@ fn peer_sizes() -> Vec<(usize, usize, usize)> {
                 (v[0], v[1], v[2])
             })
             .collect(),
-        Err(_) => vec![
-            (1024, 1024, 1024),
-            (4096, 4096, 4096),
-            (8192, 8192, 8192),
-            (4095, 4097, 4093),
-        ],
-    }
+    )
+}
+
+/// The full-scale sizes of the cubeport cases.
+fn default_sizes() -> Vec<(usize, usize, usize)> {
+    vec![
+        (1024, 1024, 1024),
+        (4096, 4096, 4096),
+        (8192, 8192, 8192),
+        (4095, 4097, 4093),
+    ]
+}
+
+/// The sizes the peers (cuBLAS, cubek) run at: `CUBEPORT_PEER_SIZES`, else as the cubeport
+/// cases.
+fn peer_sizes() -> Vec<(usize, usize, usize)> {
+    sizes_from_env("CUBEPORT_PEER_SIZES").unwrap_or_else(default_sizes)
 }
 
 /// cubek 0.2's matmul on the same seeded inputs, every strategy that runs here: the

@@ -30,8 +30,8 @@ for step in $steps; do
     check) .gpu/bin/cubeport check ${CHECK_ARGS:-} 2>&1 | tee "$OUT/check.txt" ;;
     bench) for b in .gpu/bin/bench-*; do
              case $b in
-               *activation) CUBEPORT_BENCH_ELEMS=${CUBEPORT_BENCH_ELEMS:-67108864} $b --bench \
-                   "${ACT_FILTER:-activation/(copy|bias_relu_scale|bias_gelu_tanh)/.*/f32/(full|none)}" ;;
+               *activation) $b --bench \
+                   "${ACT_FILTER:-(copy/vec|activation/(bias_relu_scale|bias_gelu_tanh)_full)/.*/f32/}" ;;
                *) $b --bench ${BENCH_FILTER:-} ;;
              esac 2>&1 | grep -E '^(activation|reduce|memory|matmul)/|thrpt|time:|SKIP|panick|error'
            done | tee "$OUT/bench.txt" ;;

@@ -314,13 +314,7 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
     scale: Scale,
     extra: &[crate::ops::matmul::MatmulVariant],
 ) -> Result<Vec<Case<'c>>, Error> {
-    use crate::ops::matmul::{MatmulVariant, matmul_flops};
-    use crate::{Activation, GeluApprox};
-    let caps = crate::caps_of(client);
-    let dtype = E::DTYPE;
-    if !dtype.is_supported_by(&caps) {
-        return Ok(Vec::new());
-    }
+    use crate::ops::matmul::MatmulVariant;
     let sizes: Vec<(usize, usize, usize)> = match scale {
         Scale::Quick => vec![(256, 256, 256), (257, 255, 129)],
         Scale::Full => vec![
@@ -330,8 +324,31 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
             (4095, 4097, 4093),
         ],
     };
+    let variants: Vec<MatmulVariant> = MatmulVariant::ALL.iter().chain(extra).copied().collect();
+    matmul_cases_for::<R, E>(client, &sizes, &variants)
+}
+
+/// The matmul cases at `sizes` (`m, n, k`) for the automatic choice, its fused
+/// `bias + GELU(tanh)` form and each of `variants` that runs on the device for `E` (the naive
+/// and 16-tiled kernels only up to 1024 and 4096; with tensor cores, f16/bf16 keep only the
+/// tensor-core variants and one CUDA-core kernel). Checked as [`matmul_cases_with`].
+///
+/// # Errors
+/// As [`copy_case`].
+pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
+    client: &'c ComputeClient<R>,
+    sizes: &[(usize, usize, usize)],
+    variants: &[crate::ops::matmul::MatmulVariant],
+) -> Result<Vec<Case<'c>>, Error> {
+    use crate::ops::matmul::{MatmulVariant, matmul_flops};
+    use crate::{Activation, GeluApprox};
+    let caps = crate::caps_of(client);
+    let dtype = E::DTYPE;
+    if !dtype.is_supported_by(&caps) {
+        return Ok(Vec::new());
+    }
     let mut cases = Vec::new();
-    for (m, n, k) in sizes {
+    for &(m, n, k) in sizes {
         let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
         let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
         let bias: Vec<E> = seeded(82, n, -0.5, 0.5);
@@ -375,10 +392,11 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
         };
         let size = format!("{m}x{n}x{k}");
         let flops = matmul_flops(1, m, n, k);
-        let auto = MatmulVariant::select(&caps, dtype, 1, m, n);
+        let auto = MatmulVariant::select(&caps, dtype, 1, m, n)
+            .for_layout(k.is_multiple_of(8) && n.is_multiple_of(8));
         let mut runs: Vec<(String, Option<MatmulVariant>, bool)> =
             vec![(format!("auto_{auto}"), None, false)];
-        for &v in MatmulVariant::ALL.iter().chain(extra) {
+        for &v in variants {
             let small_only = matches!(v, MatmulVariant::Naive) && m > 1024
                 || matches!(v, MatmulVariant::Tiled16) && m > 4096;
             // With tensor cores, f16/bf16 keep one CUDA-core variant for comparison.
@@ -424,7 +442,7 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
                 }
             }
             cases.push(Case {
-                dtype: dtype,
+                dtype,
                 family: "matmul",
                 variant: name,
                 size: size.clone(),
@@ -619,10 +637,10 @@ pub fn reduce_cases<'c, R: Runtime>(
     let mut cases = vec![copy_case(client, n)?];
     // Whole-array sum and max, per-row and per-column sums.
     for (name, axis, op, out_len) in [
-        ("sum_all", None, Reduction::Sum, 1),
-        ("max_all", None, Reduction::Max, 1),
-        ("sum_rows", Some(1), Reduction::Sum, rows),
-        ("sum_cols", Some(0), Reduction::Sum, cols),
+        ("sum", None, Reduction::Sum, 1),
+        ("max", None, Reduction::Max, 1),
+        ("sum", Some(1), Reduction::Sum, rows),
+        ("sum", Some(0), Reduction::Sum, cols),
     ] {
         let mut dy = poisoned::<R, f32>(client, &[out_len])?;
         let d = dx.clone();
@@ -644,7 +662,8 @@ pub fn reduce_cases<'c, R: Runtime>(
         let variant = crate::ops::reduce::reduce_variant(client, shape, DType::F32, axis);
         cases.push(case(
             "reduce",
-            format!("{name}_{variant}"),
+            // `sum_all_plane`, `sum_rows_plane256`, `sum_strided`, …
+            format!("{name}_{}", variant.to_string().replace('/', "_")),
             n + out_len,
             n,
             Box::new(move || go(&mut dy)),
@@ -1096,9 +1115,9 @@ fn sweep_matmul<'c, R: Runtime, E: crate::Element>(
         32,
         &format!("sweep matmul {side}"),
     )?;
-    let variant = crate::ops::matmul::matmul_variant(client, dtype, 1, m, n).to_string();
+    let variant = crate::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k)).to_string();
     Ok(Case {
-        dtype: dtype,
+        dtype,
         family: "matmul",
         variant,
         size: format!("{m}x{n}x{k}"),

@@ -299,7 +299,10 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
             TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
             MatmulVariant::Tc(shape),
         );
-        assert!(matches!(r, Err(Error::Unsupported { .. })), "{shape}: {r:?}");
+        assert!(
+            matches!(r, Err(Error::Unsupported { .. })),
+            "{shape}: {r:?}"
+        );
     }
     // bf16 on a backend without it.
     if !caps.bf16 {

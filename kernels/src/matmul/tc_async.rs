@@ -189,16 +189,7 @@ pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activat
         let next = t + comptime!(stages - 1);
         let next_stage = next % stages;
         if next < tiles {
-            issue_tiles::<F, NA, NB>(
-                a,
-                b,
-                &mut a_s,
-                &mut b_s,
-                &p,
-                next * cfg.bk,
-                next_stage,
-                cfg,
-            );
+            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, next * cfg.bk, next_stage, cfg);
         }
         commit_arrive(&bars, next_stage, stages);
         multiply_tc::<F>(&a_s, &b_s, &acc, stage, wm, wn, cfg);

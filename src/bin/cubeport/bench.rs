@@ -81,6 +81,15 @@ struct Report {
     backends: Vec<BackendReport>,
 }
 
+/// [`Report`] borrowing its backends (what `cubeport bench` writes).
+#[derive(Serialize)]
+struct ReportRef<'a> {
+    schema: &'a str,
+    created_unix: u64,
+    quick: bool,
+    backends: &'a [BackendReport],
+}
+
 #[derive(Serialize, Deserialize)]
 struct BackendReport {
     backend: String,
@@ -317,35 +326,6 @@ pub fn run(args: BenchArgs) -> ExitCode {
         eprintln!("no backend has a usable device; see `cubeport devices`");
         return ExitCode::FAILURE;
     }
-    let report = Report {
-        schema: SCHEMA.to_string(),
-        created_unix: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        quick: args.quick,
-        backends: visitor.reports,
-    };
-    if let Some(path) = &args.json {
-        let written = serde_json::to_string_pretty(&report)
-            .map_err(|e| e.to_string())
-            .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()));
-        match written {
-            Ok(()) => eprintln!("wrote {}", path.display()),
-            Err(e) => {
-                eprintln!("writing {}: {e}", path.display());
-                return ExitCode::FAILURE;
-            }
-        }
-    }
-    if let Some(dir) = &args.plots {
-        for b in &report.backends {
-            if let Err(e) = plots::write_all(dir, b) {
-                eprintln!("plots for {}: {e}", b.backend);
-                return ExitCode::FAILURE;
-            }
-        }
-        eprintln!("wrote charts into {}", dir.display());
-    }
     if visitor.failed {
         ExitCode::FAILURE
     } else {
@@ -362,12 +342,67 @@ struct Visit<'a> {
 impl cubeport::testing::BackendVisitor for Visit<'_> {
     fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
         match bench_backend(&client, kind, self.args) {
-            Ok(r) => self.reports.push(r),
+            Ok(r) => {
+                self.reports.push(r);
+                // Written after every backend, so a run cut short keeps what it measured.
+                if let Err(e) = self.write() {
+                    eprintln!("{e}");
+                    self.failed = true;
+                }
+            }
             Err(e) => {
                 eprintln!("bench on {kind} failed: {e}");
                 self.failed = true;
             }
         }
+    }
+}
+
+impl Visit<'_> {
+    /// Writes the report so far (`--json`) and the charts of its last backend (`--plots`).
+    fn write(&self) -> Result<(), String> {
+        if let Some(path) = &self.args.json {
+            let report = ReportRef {
+                schema: SCHEMA,
+                created_unix: std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_secs()),
+                quick: self.args.quick,
+                backends: &self.reports,
+            };
+            serde_json::to_string_pretty(&report)
+                .map_err(|e| e.to_string())
+                .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()))
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            eprintln!("wrote {}", path.display());
+        }
+        if let (Some(dir), Some(b)) = (&self.args.plots, self.reports.last()) {
+            plots::write_all(dir, b).map_err(|e| format!("plots for {}: {e}", b.backend))?;
+            eprintln!("wrote charts of {} into {}", b.backend, dir.display());
+        }
+        Ok(())
+    }
+}
+
+/// The report's matmul points: every variant at `--quick` sizes; at full scale the automatic
+/// choice and its fused epilogue only (the variant-by-variant comparison with cuBLAS and cubek
+/// is `cargo bench --bench matmul`, which shares these cases).
+fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    match scale {
+        Scale::Quick => cases::matmul_cases::<R, E>(client, scale),
+        Scale::Full => cases::matmul_cases_for::<R, E>(
+            client,
+            &[
+                (1024, 1024, 1024),
+                (4096, 4096, 4096),
+                (8192, 8192, 8192),
+                (4095, 4097, 4093),
+            ],
+            &[],
+        ),
     }
 }
 
@@ -474,48 +509,41 @@ fn bench_backend<'c, R: Runtime>(
     // Kernels.
     let mut kernels = Vec::new();
     type MakeCases<'c> = Box<dyn Fn() -> Result<Vec<Case<'c>>, Error> + 'c>;
-    let mut families: Vec<(&str, MakeCases<'c>, &str)> = vec![
+    let mut families: Vec<(&str, MakeCases<'c>)> = vec![
         (
             "activation",
             Box::new(move || cases::activation_cases(client, scale)),
-            "f32",
         ),
         (
             "reduce",
             Box::new(move || cases::reduce_cases(client, scale)),
-            "f32",
         ),
         (
             "transpose",
             Box::new(move || cases::transpose_cases(client, scale)),
-            "f32",
         ),
         (
             "histogram",
             Box::new(move || cases::histogram_cases(client, scale)),
-            "f32",
         ),
         (
             "matmul",
-            Box::new(move || cases::matmul_cases::<R, f32>(client, scale)),
-            "f32",
+            Box::new(move || report_matmul_cases::<R, f32>(client, scale)),
         ),
     ];
     if caps.f16 {
         families.push((
             "matmul",
-            Box::new(move || cases::matmul_cases::<R, half::f16>(client, scale)),
-            "f16",
+            Box::new(move || report_matmul_cases::<R, half::f16>(client, scale)),
         ));
     }
     if caps.bf16 {
         families.push((
             "matmul",
-            Box::new(move || cases::matmul_cases::<R, half::bf16>(client, scale)),
-            "bf16",
+            Box::new(move || report_matmul_cases::<R, half::bf16>(client, scale)),
         ));
     }
-    for (family, make, dtype) in families {
+    for (family, make) in families {
         if !wants(family) {
             continue;
         }
@@ -531,11 +559,12 @@ fn bench_backend<'c, R: Runtime>(
             // Every kernel computes in f32 (f16/bf16 are storage types), so the f32 FMA peak
             // is the compute roof; tensor-core kernels are measured against it too.
             let peak = fma_gflops.get("f32").copied().unwrap_or(0.0);
-            let mut p = point(case, dtype, s, copy_gbps, peak);
+            let dtype = case.dtype.to_string();
+            let mut p = point(case, &dtype, s, copy_gbps, peak);
             if case.family == "matmul" {
                 p.pct_of_vendor = vendor_gemm
                     .as_ref()
-                    .and_then(|v| v.gflops.get(dtype))
+                    .and_then(|v| v.gflops.get(&dtype))
                     .map(|v| 100.0 * p.gflops / v);
             }
             kernels.push(p);

@@ -7,9 +7,10 @@
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
-//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm on the H200) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 where tensor cores exist (211 TFLOP/s f16 on the H200, 0.86× cubek 0.2's best) |
-//! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 where tensor cores exist |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm in the same process on the H200) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 when A or B rows are not 16-byte vectors (212.6 TFLOP/s f16 at 8192³ on the H200) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | the automatic choice for f16/bf16 where the device has `cp.async` and rows are 16-byte vectors (`tc128x256x32_w2x4_a3`: f16 261.5, bf16 211.6 TFLOP/s at 8192³ on the H200; 1.05× / 0.85× cubek 0.2's best, 0.41× / 0.32× cuBLAS) |
+//! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 only where no tiled tensor-core shape fits the device |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
 //! ragged `m`, `n`, `k` (zero-filled loads, masked stores), batches with a broadcast batch of 1,
@@ -518,10 +519,20 @@ impl MatmulVariant {
         let blocks = |bm: usize, bn: usize| batch * m.div_ceil(bm) * n.div_ceil(bn);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
         if MatmulVariant::Cmma.runs_on(caps, dtype) {
-            // 2 × 4 planes gave bf16 153.5 TFLOP/s in one H200 call and 95.5 in the next, while
-            // 4 × 2 gave 145.3 in both: the reproducible shape is the default for both dtypes.
-            let shape = if blocks(128, 128) >= fill {
-                TcShape::T128_W4X2
+            // The cp.async pipeline where the device has it (H200, 8192³, same process as
+            // cuBLAS and cubek: 128 × 256 in three stages f16 261.5, bf16 211.6 TFLOP/s;
+            // 128 × 128 in three stages 245.3 / 174.6; the register-staged 128 × 128 of 4 × 2
+            // planes 212.6 / 143.5). `for_layout` swaps the async shapes for the
+            // register-staged 128 × 128 when A or B rows are not 16-byte vectors.
+            let fits = |s: TcShape| s.check(caps, dtype).is_ok();
+            let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
+                TcShape::T128X256_A3
+            } else if blocks(128, 128) >= fill {
+                if fits(TcShape::T128_W4X2_A3) {
+                    TcShape::T128_W4X2_A3
+                } else {
+                    TcShape::T128_W4X2
+                }
             } else {
                 TcShape::T64X128
             };
@@ -547,6 +558,17 @@ impl MatmulVariant {
             simt(SimtShape::S64).unwrap_or(MatmulVariant::Blocked64)
         } else {
             MatmulVariant::Tiled16
+        }
+    }
+
+    /// The automatic choice adjusted to the operands' layout: the async tensor-core shapes copy
+    /// A and B as 16-byte vectors, so when either operand cannot be read that way (`vec8`
+    /// false) the register-staged 128 × 128 kernel (faster than the async shapes' own
+    /// register-staged fallback) runs instead. Other variants are kept.
+    pub fn for_layout(self, vec8: bool) -> Self {
+        match self {
+            MatmulVariant::Tc(s) if s.stages > 0 && !vec8 => MatmulVariant::Tc(TcShape::T128_W4X2),
+            v => v,
         }
     }
 
@@ -695,8 +717,12 @@ fn matmul_impl<R: Runtime>(
     .map_err(Error::shape(OP))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, OP, spec.dtype)?;
-    let variant = forced
-        .unwrap_or_else(|| MatmulVariant::select(&caps, spec.dtype, spec.batch, spec.m, spec.n));
+    let variant = forced.unwrap_or_else(|| {
+        let elem = spec.dtype.size();
+        let vec8 = vector_width(8, spec.a_strides, spec.k, a.handle, elem) == 8
+            && vector_width(8, spec.b_strides, spec.n, b.handle, elem) == 8;
+        MatmulVariant::select(&caps, spec.dtype, spec.batch, spec.m, spec.n).for_layout(vec8)
+    });
     let unsupported = |reason: String| Error::Unsupported {
         op: OP,
         backend: caps.backend,
@@ -979,15 +1005,16 @@ fn launch<R: Runtime, E: Element>(
     Ok(())
 }
 
-/// The variant [`matmul_into`] picks for this problem on this device (for reports).
+/// The variant [`matmul_into`] picks for a `batch × m × n × k` product of contiguous
+/// row-major operands on this device (for reports).
 pub fn matmul_variant<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
     batch: usize,
-    m: usize,
-    n: usize,
+    (m, n, k): (usize, usize, usize),
 ) -> MatmulVariant {
-    MatmulVariant::select(&caps_of(client), dtype, batch, m, n)
+    let vec8 = k.is_multiple_of(8) && n.is_multiple_of(8);
+    MatmulVariant::select(&caps_of(client), dtype, batch, m, n).for_layout(vec8)
 }
 
 /// FLOPs of a `batch × m × n × k` product (2 per multiply-add).
