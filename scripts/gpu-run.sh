@@ -50,8 +50,8 @@ for step in $steps; do
           cuda::gemv_matches_reference::dtype_1 cuda::histogram_skewed \
           cuda::bincount_matches_reference::signed_2_true::len_3_4099 \
           cuda::histc_matches_reference::dtype_2::len_5_4099 cuda::transpose_matches_reference::dtype_1 \
-          cuda::matmul_matches_reference::dtype_1_DType__F32::shape_5 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_7 \
-          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_9 \
+          cuda::matmul_matches_reference::dtype_1_DType__F32::shape_05 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_07 \
+          cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_09 \
           cuda::matmul_matches_reference::dtype_1_DType__F32::shape_10 cuda::matmul_matches_reference::dtype_2_DType__F16::shape_10 \
           cuda::matmul_matches_reference::dtype_3_DType__BF16::shape_11 cuda::padded_rows_in_place} 2>&1 \
           | grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test result|Error|error' | tee "$OUT/sanitize-$tool.txt"
