@@ -511,8 +511,11 @@ impl MatmulVariant {
     }
 
     /// The automatic choice, from the H200 sweeps of 2026-12-01 (BENCHMARKS.md): the tiled
-    /// tensor-core kernel for f16/bf16 where tensor cores exist (`tc128x128x32_w4x2`;
-    /// `tc64x128x32_w2x2` when 128-blocks would not fill the device); otherwise the vectorized
+    /// tensor-core kernel for f16/bf16 where tensor cores exist — with `cp.async`,
+    /// `tc128x256x32_w2x4_a3` where 128 × 256 blocks fill the device, else
+    /// `tc128x128x32_w4x2_a3` (register-staged `tc128x128x32_w4x2` without `cp.async`);
+    /// `tc64x128x32_w2x2` when 128-blocks would not fill the device; the caller applies
+    /// [`MatmulVariant::for_layout`] for operands that are not 16-byte vectors — otherwise the vectorized
     /// SIMT kernel (`simt128x256x8_8x16_s1`, `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`,
     /// the largest whose blocks fill the device) and 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
