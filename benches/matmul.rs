@@ -52,7 +52,8 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
                                     .chain(extra())
                                     .collect()
                             });
-                            let sizes = sizes.unwrap_or_else(default_sizes);
+                            let sizes =
+                                sizes.unwrap_or_else(|| cubeport::cases::matmul_sizes(self.1));
                             cubeport::cases::matmul_cases_for::<R, $E>(&client, &sizes, &vs)
                         }
                     }
@@ -111,20 +112,11 @@ fn sizes_from_env(var: &str) -> Option<Vec<(usize, usize, usize)>> {
     )
 }
 
-/// The full-scale sizes of the cubeport cases.
-fn default_sizes() -> Vec<(usize, usize, usize)> {
-    vec![
-        (1024, 1024, 1024),
-        (4096, 4096, 4096),
-        (8192, 8192, 8192),
-        (4095, 4097, 4093),
-    ]
-}
-
 /// The sizes the peers (cuBLAS, cubek) run at: `CUBEPORT_PEER_SIZES`, else as the cubeport
 /// cases.
 fn peer_sizes() -> Vec<(usize, usize, usize)> {
-    sizes_from_env("CUBEPORT_PEER_SIZES").unwrap_or_else(default_sizes)
+    sizes_from_env("CUBEPORT_PEER_SIZES")
+        .unwrap_or_else(|| cubeport::cases::matmul_sizes(Scale::Full))
 }
 
 /// cubek 0.2's matmul on the same seeded inputs, every strategy that runs here: the

@@ -108,15 +108,29 @@ pub fn verify_matmul_sample<E: crate::Element>(
     samples: usize,
     what: &str,
 ) -> Result<(), Error> {
-    for s in 0..samples {
-        let (i, j) = ((s * 7919) % m, (s * 104_729) % n);
+    let entries = (0..samples).map(|s| ((s * 7919) % m, (s * 104_729) % n));
+    verify_matmul_entries(got, a, b, (n, k), entries, |dot, _| dot, what)
+}
+
+/// Checks the `(i, j)` entries of a row-major product of `a` (`· × k`) and `b` (`k × n`):
+/// `epilogue(dot, j)` of the f64 dot product, rounded to `E`, within the matmul tolerance.
+fn verify_matmul_entries<E: crate::Element>(
+    got: &[E],
+    a: &[E],
+    b: &[E],
+    (n, k): (usize, usize),
+    entries: impl Iterator<Item = (usize, usize)>,
+    epilogue: impl Fn(f64, usize) -> f64,
+    what: &str,
+) -> Result<(), Error> {
+    for (i, j) in entries {
         let (mut dot, mut abs) = (0.0f64, 0.0f64);
         for p in 0..k {
             let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
             dot += t;
             abs += t.abs();
         }
-        let want = E::from_f64(dot).to_f64();
+        let want = E::from_f64(epilogue(dot, j)).to_f64();
         let tol = reference::Tolerance::matmul(E::DTYPE, k, abs);
         let g = got[i * n + j].to_f64();
         verify(
@@ -315,7 +329,14 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
     extra: &[crate::ops::matmul::MatmulVariant],
 ) -> Result<Vec<Case<'c>>, Error> {
     use crate::ops::matmul::MatmulVariant;
-    let sizes: Vec<(usize, usize, usize)> = match scale {
+    let variants: Vec<MatmulVariant> = MatmulVariant::ALL.iter().chain(extra).copied().collect();
+    matmul_cases_for::<R, E>(client, &matmul_sizes(scale), &variants)
+}
+
+/// The `(m, n, k)` products the matmul cases run: 1024, 4096, 8192 squares and a ragged
+/// `4095 × 4097 × 4093` (`Full`), or 256³ and `257 × 255 × 129` (`Quick`).
+pub fn matmul_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
+    match scale {
         Scale::Quick => vec![(256, 256, 256), (257, 255, 129)],
         Scale::Full => vec![
             (1024, 1024, 1024),
@@ -323,9 +344,7 @@ pub fn matmul_cases_with<'c, R: Runtime, E: crate::Element>(
             (8192, 8192, 8192),
             (4095, 4097, 4093),
         ],
-    };
-    let variants: Vec<MatmulVariant> = MatmulVariant::ALL.iter().chain(extra).copied().collect();
-    matmul_cases_for::<R, E>(client, &sizes, &variants)
+    }
 }
 
 /// The matmul cases at `sizes` (`m, n, k`) for the automatic choice, its fused
@@ -366,29 +385,16 @@ pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
             })
             .collect();
         let check = |c: &DeviceTensor<E>, fused: bool, what: &str| -> Result<(), Error> {
-            let got = c.to_vec(client)?;
             let act = Activation::Gelu(GeluApprox::Tanh);
-            for &(i, j) in &samples {
-                let (mut dot, mut abs) = (0.0f64, 0.0f64);
-                for p in 0..k {
-                    let t = a[i * k + p].to_f64() * b[p * n + j].to_f64();
-                    dot += t;
-                    abs += t.abs();
-                }
-                let want = if fused {
+            let epilogue = |dot: f64, j: usize| {
+                if fused {
                     reference::bias_activation(&[dot], &[bias[j].to_f64()], act)[0]
                 } else {
                     dot
-                };
-                let want = E::from_f64(want).to_f64();
-                let tol = reference::Tolerance::matmul(dtype, k, abs);
-                let g = got[i * n + j].to_f64();
-                verify(
-                    (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
-                    &format!("{what}: C[{i},{j}] = {g}, want {want}"),
-                )?;
-            }
-            Ok(())
+                }
+            };
+            let entries = samples.iter().copied();
+            verify_matmul_entries(&c.to_vec(client)?, &a, &b, (n, k), entries, epilogue, what)
         };
         let size = format!("{m}x{n}x{k}");
         let flops = matmul_flops(1, m, n, k);
@@ -615,14 +621,10 @@ pub fn reduce_cases<'c, R: Runtime>(
     };
     let n = rows * cols;
     let x: Vec<f32> = seeded(92, n, -1.0, 1.0);
+    let dx = Arc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
     let xf = crate::testing::to_f64(&x);
     drop(x);
     let abs: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
-    let dx = Arc::new(DeviceTensor::from_slice(
-        client,
-        &xf.iter().map(|&v| v as f32).collect::<Vec<_>>(),
-        &[rows, cols],
-    )?);
     let size = format!("{rows}x{cols}");
     let case = |family, variant: String, bytes: usize, flops: usize, run| Case {
         dtype: DType::F32,

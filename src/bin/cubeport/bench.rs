@@ -81,15 +81,6 @@ struct Report {
     backends: Vec<BackendReport>,
 }
 
-/// [`Report`] borrowing its backends (what `cubeport bench` writes).
-#[derive(Serialize)]
-struct ReportRef<'a> {
-    schema: &'a str,
-    created_unix: u64,
-    quick: bool,
-    backends: &'a [BackendReport],
-}
-
 #[derive(Serialize, Deserialize)]
 struct BackendReport {
     backend: String,
@@ -321,7 +312,12 @@ pub fn run(args: BenchArgs) -> ExitCode {
     };
     let mut visitor = Visit {
         args: &args,
-        reports: Vec::new(),
+        report: Report {
+            schema: SCHEMA.to_string(),
+            created_unix: 0,
+            quick: args.quick,
+            backends: Vec::new(),
+        },
         failed: false,
     };
     let visited = cubeport::testing::visit_backends("bench", only, &mut visitor);
@@ -338,7 +334,8 @@ pub fn run(args: BenchArgs) -> ExitCode {
 
 struct Visit<'a> {
     args: &'a BenchArgs,
-    reports: Vec<BackendReport>,
+    /// The backends measured so far (written after each).
+    report: Report,
     failed: bool,
 }
 
@@ -346,7 +343,7 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
     fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
         match bench_backend(&client, kind, self.args) {
             Ok(r) => {
-                self.reports.push(r);
+                self.report.backends.push(r);
                 // Written after every backend, so a run cut short keeps what it measured.
                 if let Err(e) = self.write() {
                     eprintln!("{e}");
@@ -363,23 +360,18 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
 
 impl Visit<'_> {
     /// Writes the report so far (`--json`) and the charts of its last backend (`--plots`).
-    fn write(&self) -> Result<(), String> {
+    fn write(&mut self) -> Result<(), String> {
         if let Some(path) = &self.args.json {
-            let report = ReportRef {
-                schema: SCHEMA,
-                created_unix: std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_secs()),
-                quick: self.args.quick,
-                backends: &self.reports,
-            };
-            serde_json::to_string_pretty(&report)
+            self.report.created_unix = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs());
+            serde_json::to_string_pretty(&self.report)
                 .map_err(|e| e.to_string())
                 .and_then(|s| std::fs::write(path, s).map_err(|e| e.to_string()))
                 .map_err(|e| format!("writing {}: {e}", path.display()))?;
             eprintln!("wrote {}", path.display());
         }
-        if let (Some(dir), Some(b)) = (&self.args.plots, self.reports.last()) {
+        if let (Some(dir), Some(b)) = (&self.args.plots, self.report.backends.last()) {
             plots::write_all(dir, b).map_err(|e| format!("plots for {}: {e}", b.backend))?;
             eprintln!("wrote charts of {} into {}", b.backend, dir.display());
         }
@@ -396,16 +388,7 @@ fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
 ) -> Result<Vec<Case<'c>>, Error> {
     match scale {
         Scale::Quick => cases::matmul_cases::<R, E>(client, scale),
-        Scale::Full => cases::matmul_cases_for::<R, E>(
-            client,
-            &[
-                (1024, 1024, 1024),
-                (4096, 4096, 4096),
-                (8192, 8192, 8192),
-                (4095, 4097, 4093),
-            ],
-            &[],
-        ),
+        Scale::Full => cases::matmul_cases_for::<R, E>(client, &cases::matmul_sizes(scale), &[]),
     }
 }
 

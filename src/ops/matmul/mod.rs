@@ -720,11 +720,10 @@ fn matmul_impl<R: Runtime>(
     .map_err(Error::shape(OP))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, OP, spec.dtype)?;
+    let widths = Widths::of(&spec, a.handle, b.handle, c.handle);
     let variant = forced.unwrap_or_else(|| {
-        let elem = spec.dtype.size();
-        let vec8 = vector_width(8, spec.a_strides, spec.k, a.handle, elem) == 8
-            && vector_width(8, spec.b_strides, spec.n, b.handle, elem) == 8;
-        MatmulVariant::select(&caps, spec.dtype, spec.batch, spec.m, spec.n).for_layout(vec8)
+        MatmulVariant::select(&caps, spec.dtype, spec.batch, spec.m, spec.n)
+            .for_layout(widths.vec8())
     });
     let unsupported = |reason: String| Error::Unsupported {
         op: OP,
@@ -762,6 +761,7 @@ fn matmul_impl<R: Runtime>(
         bias: bias_handle,
         bias_len,
         c: c.handle,
+        widths,
     };
     let count = CubeCount::new_3d(grid[0] as u32, grid[1] as u32, grid[2] as u32);
     crate::checked_launch(client, OP, || match spec.dtype {
@@ -795,12 +795,41 @@ fn vector_width(
     if fits { width } else { 1 }
 }
 
+/// Vector widths of the global accesses, from the layouts: 4 for the SIMT kernel's B loads
+/// (`nb`) and C stores (`nc`), 8 for the tensor-core kernels' A and B loads (`na8`, `nb8`: 16
+/// bytes for f16/bf16); 1 where the layout says no.
+#[derive(Clone, Copy)]
+struct Widths {
+    nb: usize,
+    nc: usize,
+    na8: usize,
+    nb8: usize,
+}
+
+impl Widths {
+    fn of(spec: &MatmulSpec, a: &Handle, b: &Handle, c: &Handle) -> Self {
+        let elem = spec.dtype.size();
+        Widths {
+            nb: vector_width(4, spec.b_strides, spec.n, b, elem),
+            nc: vector_width(4, [0, spec.c_pitch, 1], spec.n, c, elem),
+            na8: vector_width(8, spec.a_strides, spec.k, a, elem),
+            nb8: vector_width(8, spec.b_strides, spec.n, b, elem),
+        }
+    }
+
+    /// Whether A and B both move as 16-byte vectors (what the `cp.async` kernel copies).
+    fn vec8(&self) -> bool {
+        self.na8 == 8 && self.nb8 == 8
+    }
+}
+
 struct Handles<'a> {
     a: &'a Handle,
     b: &'a Handle,
     bias: &'a Handle,
     bias_len: usize,
     c: &'a Handle,
+    widths: Widths,
 }
 
 fn strides_arg<R: Runtime>(s: [usize; 3]) -> SequenceArg<R, usize> {
@@ -823,16 +852,7 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
-    // Vector widths of the global accesses: 4 for the SIMT kernel's B loads and C stores, 8 for
-    // the tensor-core kernel's A and B loads (16 bytes for f16/bf16), 1 where the layout says no.
-    let elem = E::DTYPE.size();
-    let [_, ar, ac] = spec.a_strides;
-    let [bz, br, bc] = spec.b_strides;
-    let (az, cp) = (spec.a_strides[0], spec.c_pitch);
-    let nb = vector_width(4, [bz, br, bc], spec.n, h.b, elem);
-    let nc = vector_width(4, [0, cp, 1], spec.n, h.c, elem);
-    let na8 = vector_width(8, [az, ar, ac], spec.k, h.a, elem);
-    let nb8 = vector_width(8, [bz, br, bc], spec.n, h.b, elem);
+    let Widths { nb, nc, na8, nb8 } = h.widths;
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
@@ -918,7 +938,7 @@ fn launch<R: Runtime, E: Element>(
                             cfg,
                         )
                     }
-                    MatmulVariant::Tc(shape) if shape.stages > 0 && na8 == 8 && nb8 == 8 => {
+                    MatmulVariant::Tc(shape) if shape.stages > 0 && h.widths.vec8() => {
                         let cfg = shape.config(spec.bias, true, true, nc == 4);
                         // As below, and `TcShape::check` established `copy_async` and the
                         // stage count; A and B are read as the 16-byte vectors it copies.
