@@ -540,6 +540,7 @@ fn activation_cases_of<'c, R: Runtime, E: crate::Element>(
     n: usize,
 ) -> Result<Vec<Case<'c>>, Error> {
     use crate::{Activation, GeluApprox};
+    use rayon::prelude::*;
     use std::sync::Arc;
     let n = n / BIAS_ROW * BIAS_ROW;
     let x: Vec<E> = seeded(90, n, -4.0, 4.0);
@@ -573,7 +574,7 @@ fn activation_cases_of<'c, R: Runtime, E: crate::Element>(
             go(&mut dy)?;
             let blen = if bias_name == "full" { n } else { BIAS_ROW };
             let want: Vec<f64> = reference::bias_activation(&xf, &bf[..blen], act)
-                .into_iter()
+                .into_par_iter()
                 .map(|v| E::from_f64(v).to_f64())
                 .collect();
             let got = crate::testing::to_f64(&dy.to_vec(client)?);

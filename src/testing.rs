@@ -31,16 +31,34 @@ pub fn skip(test: &str, backend: &str, reason: &str) {
     let _ = writeln!(std::io::stderr(), "{line}");
 }
 
-/// `n` values uniform in `[lo, hi)` from a ChaCha8 stream seeded with `seed`; never all zeros.
+/// Elements per ChaCha8 stream in [`seeded_uniform`].
+const SEEDED_CHUNK: usize = 1 << 16;
+
+/// `n` values uniform in `[lo, hi)` from ChaCha8 seeded with `seed`; never all zeros.
+///
+/// Element `i` comes from stream `i / 65536` of the generator (stream 0 for the first 65536,
+/// so short inputs are one plain ChaCha8 sequence), which lets the chunks be generated in
+/// parallel: the values depend on `seed` and `n` only, not on the thread count.
 pub fn seeded_uniform(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<f32> {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    (0..n).map(|_| rng.random_range(lo..hi)).collect()
+    use rayon::prelude::*;
+    let mut out = vec![0f32; n];
+    out.par_chunks_mut(SEEDED_CHUNK)
+        .enumerate()
+        .for_each(|(stream, chunk)| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            rng.set_stream(stream as u64);
+            for v in chunk {
+                *v = rng.random_range(lo..hi);
+            }
+        });
+    out
 }
 
 /// `seeded_uniform`, rounded to `E`.
 pub fn seeded<E: Element>(seed: u64, n: usize, lo: f32, hi: f32) -> Vec<E> {
+    use rayon::prelude::*;
     seeded_uniform(seed, n, lo, hi)
-        .into_iter()
+        .into_par_iter()
         .map(|v| E::from_f64(v as f64))
         .collect()
 }
@@ -53,7 +71,8 @@ pub fn poison<E: Element>() -> E {
 
 /// Widens to f64 for comparison with a reference.
 pub fn to_f64<E: Element>(v: &[E]) -> Vec<f64> {
-    v.iter().map(|&x| Element::to_f64(x)).collect()
+    use rayon::prelude::*;
+    v.par_iter().map(|&x| Element::to_f64(x)).collect()
 }
 
 /// A device tensor of `shape` filled with [`poison`].
@@ -125,4 +144,23 @@ pub fn visit_backends(
         }
     }
     visited
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seeded_values_depend_on_seed_and_index_only() {
+        let long = seeded_uniform(7, 200_000, -1.0, 1.0);
+        let short = seeded_uniform(7, 70_000, -1.0, 1.0);
+        assert_eq!(long[..70_000], short[..]);
+        // The first chunk is the plain ChaCha8 sequence of the seed.
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        assert!((0..100).all(|i| long[i] == rng.random_range(-1.0..1.0)));
+        // Later chunks are other streams, not a repeat of the first.
+        assert_ne!(long[..SEEDED_CHUNK], long[SEEDED_CHUNK..2 * SEEDED_CHUNK]);
+        assert!(long.iter().all(|v| (-1.0..1.0).contains(v)));
+        assert_ne!(seeded_uniform(8, 100, -1.0, 1.0), long[..100]);
+    }
 }

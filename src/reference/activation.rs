@@ -49,8 +49,9 @@ pub fn bias_activation(input: &[f64], bias: &[f64], act: Activation) -> Vec<f64>
     if bias.is_empty() {
         return Vec::new();
     }
+    use rayon::prelude::*;
     input
-        .iter()
+        .par_iter()
         .enumerate()
         .map(|(i, &x)| {
             let v = x + bias[i % bias.len()];

@@ -27,13 +27,25 @@ pub fn bin_of_range(x: f32, bins: usize, lo: f32, hi: f32) -> Option<usize> {
 
 /// `torch.histc`: counts of `values` in `bins` equal bins over `[lo, hi]`.
 pub fn histogram_range(values: &[f32], bins: usize, lo: f32, hi: f32) -> Vec<u32> {
-    let mut counts = vec![0u32; bins];
-    for &x in values {
-        if let Some(b) = bin_of_range(x, bins, lo, hi) {
-            counts[b] += 1;
-        }
-    }
-    counts
+    use rayon::prelude::*;
+    values
+        .par_chunks(1 << 16)
+        .map(|chunk| {
+            let mut counts = vec![0u32; bins];
+            for &x in chunk {
+                if let Some(b) = bin_of_range(x, bins, lo, hi) {
+                    counts[b] += 1;
+                }
+            }
+            counts
+        })
+        .reduce(
+            || vec![0u32; bins],
+            |mut a, b| {
+                a.iter_mut().zip(b).for_each(|(a, b)| *a += b);
+                a
+            },
+        )
 }
 
 #[cfg(test)]

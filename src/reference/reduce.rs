@@ -67,13 +67,14 @@ pub fn reduce(input: &[f64], shape: &[usize], axis: Option<usize>, op: Reduction
     let len = shape[axis];
     let inner: usize = shape[axis + 1..].iter().product();
     let outer: usize = shape[..axis].iter().product();
-    let mut out = Vec::with_capacity(outer * inner);
-    for o in 0..outer {
-        for i in 0..inner {
-            out.push(op.fold((0..len).map(|j| input[(o * len + j) * inner + i]), len));
-        }
-    }
-    out
+    use rayon::prelude::*;
+    (0..outer * inner)
+        .into_par_iter()
+        .map(|oi| {
+            let (o, i) = (oi / inner, oi % inner);
+            op.fold((0..len).map(|j| input[(o * len + j) * inner + i]), len)
+        })
+        .collect()
 }
 
 /// Row softmax (`log == false`) or log-softmax over contiguous rows of `row_len`, in f64.
@@ -82,9 +83,10 @@ pub fn softmax(input: &[f64], row_len: usize, log: bool) -> Vec<f64> {
     if row_len == 0 {
         return Vec::new();
     }
+    use rayon::prelude::*;
     input
-        .chunks_exact(row_len)
-        .flat_map(|row| {
+        .par_chunks_exact(row_len)
+        .flat_map_iter(|row| {
             let max = row.iter().fold(f64::NEG_INFINITY, |m, &x| {
                 if x.is_nan() || m.is_nan() {
                     f64::NAN
@@ -110,12 +112,14 @@ pub fn gemv(a: &[f64], rows: usize, cols: usize, x: &[f64], transpose: bool) -> 
     if a.len() != rows * cols || x.len() != if transpose { rows } else { cols } {
         return Vec::new();
     }
+    use rayon::prelude::*;
     if transpose {
         (0..cols)
+            .into_par_iter()
             .map(|j| (0..rows).map(|i| a[i * cols + j] * x[i]).sum())
             .collect()
     } else {
-        a.chunks_exact(cols.max(1))
+        a.par_chunks_exact(cols.max(1))
             .map(|row| row.iter().zip(x).map(|(p, q)| p * q).sum())
             .collect()
     }

@@ -151,7 +151,47 @@ pub fn compare(got: &[f64], want: &[f64], tol: Tolerance) -> Comparison {
 
 /// Compares `got` with `want`, element `i` under `tol(i)` (reductions, whose tolerance grows
 /// with the magnitude of the terms summed into each output).
-pub fn compare_each(got: &[f64], want: &[f64], tol: impl Fn(usize) -> Tolerance) -> Comparison {
+pub fn compare_each(
+    got: &[f64],
+    want: &[f64],
+    tol: impl Fn(usize) -> Tolerance + Sync,
+) -> Comparison {
+    use rayon::prelude::*;
+    const CHUNK: usize = 1 << 16;
+    let n = got.len().min(want.len());
+    // Chunks in parallel, merged in index order (so `first_failure` is the lowest index).
+    let parts: Vec<Comparison> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut part = Comparison {
+                len: 0,
+                max_abs: 0.0,
+                max_rel: 0.0,
+                failures: 0,
+                first_failure: None,
+            };
+            for i in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                let (g, w, tol) = (got[i], want[i], tol(i));
+                if g.is_finite() && w.is_finite() {
+                    let d = (g - w).abs();
+                    part.max_abs = part.max_abs.max(d);
+                    let floor = if tol.rtol > 0.0 {
+                        tol.atol / tol.rtol
+                    } else {
+                        0.0
+                    };
+                    if w != 0.0 && w.abs() > floor {
+                        part.max_rel = part.max_rel.max(d / w.abs());
+                    }
+                }
+                if !tol.accepts(g, w) {
+                    part.failures += 1;
+                    part.first_failure.get_or_insert((i, g, w));
+                }
+            }
+            part
+        })
+        .collect();
     let mut c = Comparison {
         len: want.len(),
         max_abs: 0.0,
@@ -159,24 +199,11 @@ pub fn compare_each(got: &[f64], want: &[f64], tol: impl Fn(usize) -> Tolerance)
         failures: got.len().abs_diff(want.len()),
         first_failure: None,
     };
-    for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
-        let tol = tol(i);
-        if g.is_finite() && w.is_finite() {
-            let d = (g - w).abs();
-            c.max_abs = c.max_abs.max(d);
-            let floor = if tol.rtol > 0.0 {
-                tol.atol / tol.rtol
-            } else {
-                0.0
-            };
-            if w != 0.0 && w.abs() > floor {
-                c.max_rel = c.max_rel.max(d / w.abs());
-            }
-        }
-        if !tol.accepts(g, w) {
-            c.failures += 1;
-            c.first_failure.get_or_insert((i, g, w));
-        }
+    for p in parts {
+        c.max_abs = c.max_abs.max(p.max_abs);
+        c.max_rel = c.max_rel.max(p.max_rel);
+        c.failures += p.failures;
+        c.first_failure = c.first_failure.or(p.first_failure);
     }
     c
 }
@@ -202,5 +229,18 @@ mod tests {
         assert_eq!(c.first_failure, Some((2, 3.5, 3.0)));
         assert!(!c.ok());
         assert!(compare(&[1.0], &[1.0 + 1e-7], Tolerance::elementwise(DType::F32)).ok());
+    }
+
+    #[test]
+    fn compare_merges_parallel_chunks_in_index_order() {
+        // Failures in the second and third 65536-element chunk: the first is reported.
+        let want: Vec<f64> = (0..200_000).map(|i| i as f64).collect();
+        let mut got = want.clone();
+        got[140_000] += 1.0;
+        got[70_000] -= 2.0;
+        let c = compare(&got, &want, Tolerance::EXACT);
+        assert_eq!(c.failures, 2);
+        assert_eq!(c.first_failure, Some((70_000, 69_998.0, 70_000.0)));
+        assert_eq!(c.max_abs, 2.0);
     }
 }

@@ -71,7 +71,7 @@ pub struct BenchArgs {
     replot: Option<PathBuf>,
 }
 
-pub const SCHEMA: &str = "cubeport-bench/2";
+pub const SCHEMA: &str = "cubeport-bench/3";
 
 #[derive(Serialize, Deserialize)]
 struct Report {
@@ -95,6 +95,51 @@ struct BackendReport {
     /// Throughput versus size, one op per family.
     #[serde(default)]
     sweeps: Vec<Sweep>,
+    /// Wall-clock seconds of each part of the run, setup (inputs, uploads, reference checks)
+    /// apart from timing.
+    #[serde(default)]
+    phases: Vec<Phase>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Phase {
+    name: String,
+    seconds: f64,
+}
+
+/// Wall-clock bookkeeping of [`BackendReport::phases`]: each [`Phases::next`] closes the
+/// phase before it.
+struct Phases {
+    done: Vec<Phase>,
+    current: Option<(String, Instant)>,
+}
+
+impl Phases {
+    fn new() -> Self {
+        Phases {
+            done: Vec::new(),
+            current: None,
+        }
+    }
+
+    fn next(&mut self, name: impl Into<String>) {
+        self.close();
+        self.current = Some((name.into(), Instant::now()));
+    }
+
+    fn close(&mut self) {
+        if let Some((name, t)) = self.current.take() {
+            self.done.push(Phase {
+                name,
+                seconds: t.elapsed().as_secs_f64(),
+            });
+        }
+    }
+
+    fn finish(mut self) -> Vec<Phase> {
+        self.close();
+        self.done
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -414,14 +459,17 @@ fn bench_backend<'c, R: Runtime>(
     let caps = cubeport::caps_of(client);
     let quick = args.quick;
     let scale = if quick { Scale::Quick } else { Scale::Full };
-    let clock = if caps.device_timing && !args.host_timing {
+    let mut clock = if caps.device_timing && !args.host_timing {
         Clock::Device
     } else {
         Clock::Host
     };
+    let mut timing_note = String::new();
     let wants = |f: &str| args.family.is_empty() || args.family.iter().any(|x| x == f);
+    let mut phases = Phases::new();
 
     // JIT first: the first launch of softmax in this process vs warm launches.
+    phases.next("jit");
     let jit = {
         let x = DeviceTensor::from_slice(client, &seeded::<f32>(5, 4096, -1.0, 1.0), &[4, 1024])?;
         let mut y = DeviceTensor::<f32>::empty(client, &[4, 1024])?;
@@ -445,13 +493,32 @@ fn bench_backend<'c, R: Runtime>(
     };
 
     // Ceilings.
+    phases.next("ceilings");
     let copy_elems = if quick {
         4 << 20
     } else {
         (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
     };
     let mut copy = cases::copy_case(client, copy_elems)?;
-    let copy_s = time_case(client, quick, clock, &mut copy)?;
+    let mut copy_s = time_case(client, quick, clock, &mut copy)?;
+    if clock == Clock::Device {
+        // The device timers must see the whole kernel: a copy this large amortizes launch
+        // overhead, so host time around batched launches bounds the device time from above
+        // and may exceed it only by that overhead. Timers that report far less than the host
+        // waited are not bracketing the work; the whole backend falls back to the host clock.
+        let host_s = time_case(client, quick, Clock::Host, &mut copy)?;
+        if copy_s < 0.7 * host_s {
+            timing_note = format!(
+                "; device timers rejected: a {copy_elems}-element copy took {} by the device \
+                 timers but {} by the host clock, so every kernel is host-timed",
+                fmt_time(copy_s),
+                fmt_time(host_s)
+            );
+            eprintln!("{kind}: {}", timing_note.trim_start_matches("; "));
+            clock = Clock::Host;
+            copy_s = host_s;
+        }
+    }
     let copy_gbps = copy.bytes as f64 / copy_s / 1e9;
     drop(copy);
     let mut fma_gflops = BTreeMap::new();
@@ -468,6 +535,7 @@ fn bench_backend<'c, R: Runtime>(
 
     // The vendor GEMM (CUDA only): cuBLAS on the same seeded inputs as the matmul cases.
     let vendor_gemm = if kind == BackendKind::Cuda && wants("matmul") {
+        phases.next("vendor gemm");
         let side = if quick { 512 } else { 4096 };
         let mut gflops = BTreeMap::new();
         for dtype in [
@@ -495,45 +563,54 @@ fn bench_backend<'c, R: Runtime>(
     // Kernels.
     let mut kernels = Vec::new();
     type MakeCases<'c> = Box<dyn Fn() -> Result<Vec<Case<'c>>, Error> + 'c>;
-    let mut families: Vec<(&str, MakeCases<'c>)> = vec![
+    let mut families: Vec<(&str, &str, MakeCases<'c>)> = vec![
         (
             "activation",
+            "",
             Box::new(move || cases::activation_cases(client, scale)),
         ),
         (
             "reduce",
+            "",
             Box::new(move || cases::reduce_cases(client, scale)),
         ),
         (
             "transpose",
+            "",
             Box::new(move || cases::transpose_cases(client, scale)),
         ),
         (
             "histogram",
+            "",
             Box::new(move || cases::histogram_cases(client, scale)),
         ),
         (
             "matmul",
+            " f32",
             Box::new(move || report_matmul_cases::<R, f32>(client, scale)),
         ),
     ];
     if caps.f16 {
         families.push((
             "matmul",
+            " f16",
             Box::new(move || report_matmul_cases::<R, half::f16>(client, scale)),
         ));
     }
     if caps.bf16 {
         families.push((
             "matmul",
+            " bf16",
             Box::new(move || report_matmul_cases::<R, half::bf16>(client, scale)),
         ));
     }
-    for (family, make) in families {
+    for (family, dtype, make) in families {
         if !wants(family) {
             continue;
         }
+        phases.next(format!("{family}{dtype} setup"));
         let mut built = make()?;
+        phases.next(format!("{family}{dtype} timing"));
         let bar = progress(built.len() as u64, &format!("{kind} {family}"));
         for case in built.iter_mut() {
             bar.set_message(format!("{} {}", case.variant, case.size));
@@ -561,10 +638,12 @@ fn bench_backend<'c, R: Runtime>(
 
     // Throughput versus size: one op per family over a geometric sweep of sizes.
     let mut sweeps = Vec::new();
+    // 64 Mi elements: every memory-bound sweep has reached its plateau there (256 MiB per
+    // operand, five times the H200's L2); matmul sweeps go to 8192³ regardless.
     let max_elems = if quick {
         1 << 20
     } else {
-        (256usize << 20).min(caps.max_alloc_bytes as usize / 4)
+        (64usize << 20).min(caps.max_alloc_bytes as usize / 4)
     };
     let mut ops = vec![
         cases::SweepOp::BiasGelu,
@@ -587,11 +666,12 @@ fn bench_backend<'c, R: Runtime>(
         if !wants(filter) {
             continue;
         }
-        let sizes = op.sizes(if quick && matches!(op, cases::SweepOp::Matmul(_)) {
-            512 * 512 * 4
-        } else {
-            max_elems
+        let sizes = op.sizes(match op {
+            cases::SweepOp::Matmul(_) if quick => 512 * 512 * 4,
+            cases::SweepOp::Matmul(_) => 16384 * 16384,
+            _ => max_elems,
         });
+        phases.next(format!("sweep {}", op.name()));
         let bar = progress(sizes.len() as u64, &format!("{kind} sweep {}", op.family()));
         let mut points = Vec::new();
         for n in sizes {
@@ -622,6 +702,7 @@ fn bench_backend<'c, R: Runtime>(
     }
 
     // Launch overhead and the size sweep of the vector add.
+    phases.next("launch");
     let mut one = cases::copy_case(client, 1)?;
     // Launch overhead is what a caller waits: host clock, whatever the backend's timers.
     let trivial_batched = time_case(client, quick, Clock::Host, &mut one)?;
@@ -647,18 +728,19 @@ fn bench_backend<'c, R: Runtime>(
         let bytes = 3 * elems * 4;
         // Rotate across copies so the whole working set exceeds the L2 cache.
         let copies = (512usize << 20).div_ceil(bytes).clamp(1, 8);
+        // One upload; the other copies are device copies of it (distinct buffers are all the
+        // rotation needs, and uploads are the slow part of the set-up).
+        let x = DeviceTensor::from_slice(client, &seeded::<f32>(98, elems, -1.0, 1.0), &[elems])?;
+        let b = DeviceTensor::from_slice(client, &seeded::<f32>(99, elems, -1.0, 1.0), &[elems])?;
         let mut sets = Vec::new();
-        for c in 0..copies {
-            let x = DeviceTensor::from_slice(
-                client,
-                &seeded::<f32>(c as u64, elems, -1.0, 1.0),
-                &[elems],
-            )?;
-            let b =
-                DeviceTensor::from_slice(client, &seeded::<f32>(99, elems, -1.0, 1.0), &[elems])?;
-            let y = DeviceTensor::<f32>::empty(client, &[elems])?;
-            sets.push((x, b, y));
+        for _ in 1..copies {
+            let mut xc = DeviceTensor::<f32>::empty(client, &[elems])?;
+            let mut bc = DeviceTensor::<f32>::empty(client, &[elems])?;
+            cubeport::copy_into(client, x.as_ref(), xc.as_mut())?;
+            cubeport::copy_into(client, b.as_ref(), bc.as_mut())?;
+            sets.push((xc, bc, DeviceTensor::<f32>::empty(client, &[elems])?));
         }
+        sets.push((x, b, DeviceTensor::<f32>::empty(client, &[elems])?));
         let mut i = 0;
         let s = time_launch(
             client,
@@ -701,6 +783,7 @@ fn bench_backend<'c, R: Runtime>(
         .map(|p| p.bytes);
 
     // Transfers.
+    phases.next("transfers");
     let mut transfers = Vec::new();
     let mut bytes = 4usize << 10;
     let max_t = if quick {
@@ -748,13 +831,13 @@ fn bench_backend<'c, R: Runtime>(
             .and_then(|s| s.device.ok())
             .unwrap_or_default(),
         timing: match clock {
-            Clock::Device => {
-                "kernels and ceilings: device timers (cubecl client.profile), one launch per profile; \
-                              launch overhead, transfers, JIT: host clock around device syncs"
-                    .into()
-            }
-            Clock::Host => "host clock around device syncs, batched launches".into(),
-        },
+            Clock::Device => "kernels and ceilings: device timers (cubecl client.profile), one \
+                              launch per profile, checked against the host clock on the copy \
+                              ceiling; launch overhead, transfers, JIT: host clock around device \
+                              syncs"
+                .to_string(),
+            Clock::Host => "host clock around device syncs, batched launches".to_string(),
+        } + &timing_note,
         ceilings: Ceilings {
             copy_gbps,
             fma_gflops,
@@ -773,6 +856,7 @@ fn bench_backend<'c, R: Runtime>(
         transfers,
         jit,
         sweeps,
+        phases: phases.finish(),
     };
     print_report(&report);
     Ok(report)
@@ -908,6 +992,13 @@ fn print_report(r: &BackendReport) {
             rates.join(", ")
         );
     }
+    let total: f64 = r.phases.iter().map(|p| p.seconds).sum();
+    let parts: Vec<String> = r
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.1}", p.name, p.seconds))
+        .collect();
+    println!("wall time {total:.1} s: {}", parts.join(", "));
 }
 
 fn fmt_time(s: f64) -> String {
