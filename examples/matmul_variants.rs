@@ -8,8 +8,11 @@
 //! CUBEPORT_MATMUL_VARIANTS=simt128x64x16_8x4_s2,simt64x64x8_4x4_s1 cargo run --release --example matmul_variants
 //! ```
 //! `CUBEPORT_MATMUL_VARIANTS` adds variants by id (e.g. SIMT shapes `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>`,
-//! tensor-core shapes `tc<bm>x<bn>x<bk>_w<wm>x<wn>`) to the list. `scripts/cuda-offline` runs this example without a GPU to capture the PTX of
-//! every CUDA kernel (the results are then meaningless).
+//! tensor-core shapes `tc<bm>x<bn>x<bk>_w<wm>x<wn>[_a<stages>]`) to the list;
+//! `CUBEPORT_MATMUL_ONLY=1` runs those alone (what `compute-sanitizer` is pointed at). The
+//! shapes: one ragged, one with 8-aligned rows, one aligned and deep (520 = 17 tiles of 32, so
+//! every stage of a `cp.async` pipeline wraps). `scripts/cuda-offline` runs this example without
+//! a GPU to capture the PTX of every CUDA kernel (the results are then meaningless).
 
 use cubeport::cubecl::prelude::*;
 use cubeport::testing::{BackendVisitor, poisoned, seeded, to_f64, visit_backends};
@@ -17,6 +20,8 @@ use cubeport::{Activation, BackendKind, DeviceTensor, Element, GeluApprox, Matmu
 
 struct Run {
     extra: Vec<MatmulVariant>,
+    /// Only the `extra` variants, not `MatmulVariant::ALL`.
+    only: bool,
     failures: usize,
 }
 
@@ -26,7 +31,7 @@ fn run<R: Runtime, E: Element>(client: &ComputeClient<R>, kind: BackendKind, run
         println!("{kind} {}: dtype not supported, skipped", E::DTYPE);
         return;
     }
-    for (m, n, k) in [(130, 129, 31), (192, 256, 72)] {
+    for (m, n, k) in [(130, 129, 31), (192, 256, 72), (136, 264, 520)] {
         let a: Vec<E> = seeded(1, m * k, -1.0, 1.0);
         let b: Vec<E> = seeded(2, k * n, -1.0, 1.0);
         let bias: Vec<E> = seeded(3, n, -0.5, 0.5);
@@ -51,7 +56,8 @@ fn run<R: Runtime, E: Element>(client: &ComputeClient<R>, kind: BackendKind, run
                 return;
             }
         };
-        let variants = MatmulVariant::ALL.iter().chain(&run.extra);
+        let all: &[MatmulVariant] = if run.only { &[] } else { &MatmulVariant::ALL };
+        let variants = all.iter().chain(&run.extra);
         for &v in variants.filter(|v| v.runs_on(&caps, E::DTYPE)) {
             for with_bias in [false, true] {
                 let outcome = poisoned::<R, E>(client, &[m, n]).and_then(|mut dc| {
@@ -122,7 +128,12 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    let mut run = Run { extra, failures: 0 };
+    let only = std::env::var("CUBEPORT_MATMUL_ONLY").is_ok_and(|v| !matches!(v.as_str(), "" | "0"));
+    let mut run = Run {
+        extra,
+        only,
+        failures: 0,
+    };
     if visit_backends("matmul_variants", None, &mut run) == 0 || run.failures > 0 {
         return std::process::ExitCode::FAILURE;
     }

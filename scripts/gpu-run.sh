@@ -26,7 +26,7 @@ for step in $steps; do
         (echo "VK_DRIVER_FILES=${VK_DRIVER_FILES:-}"; cat "${VK_DRIVER_FILES:-/dev/null}"; ldconfig -p | grep -E 'vulkan|GLdispatch|GLX|EGL';
          lib=$(grep -o '"library_path"[^,]*' "${VK_DRIVER_FILES:-/dev/null}" | cut -d'"' -f4); [ -n "$lib" ] && ldd "$(ldconfig -p | grep -m1 "$lib" | awk '{print $NF}')" ) 2>&1 | tee -a "$OUT/devices.txt"
       fi ;;
-    tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads 4 ${TEST_FILTER:-} 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
+    tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads ${TEST_THREADS:-4} ${TEST_FILTER:-} 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
     check) .gpu/bin/cubeport check ${CHECK_ARGS:-} 2>&1 | tee "$OUT/check.txt" ;;
     bench) for b in .gpu/bin/bench-*; do
              case $b in
@@ -38,7 +38,9 @@ for step in $steps; do
     variants) CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=${MATMUL_VARIANTS:-} .gpu/bin/example-matmul_variants 2>&1 | tee "$OUT/variants.txt" ;;
     matmul) CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=${MATMUL_VARIANTS:-} CUBEPORT_PEER_SIZES=${PEER_SIZES:-4096x4096x4096,8192x8192x8192} \
               .gpu/bin/bench-matmul --bench ${MATMUL_FILTER:-} 2>&1 | grep -E '^matmul/|thrpt|time:|SKIP|unavailable|wrong|not timed|panick|error' | tee "$OUT/matmul.txt" ;;
-    report) .gpu/bin/cubeport bench ${REPORT_ARGS:-} --json "$OUT/bench.json" --plots "$OUT/plots" 2>&1 | tee "$OUT/report.txt" ;;
+    # The charts travel as one tar (the device tool brings back a handful of files per call).
+    report) .gpu/bin/cubeport bench ${REPORT_ARGS:-} --json "$OUT/bench.json" --plots "$OUT/plots" 2>&1 | tee "$OUT/report.txt"
+            tar -C "$OUT" -cf "$OUT/plots.tar" plots && rm -rf "$OUT/plots" ;;
     burn) CUBEPORT_STRICT=1 .gpu/bin/burn-interop 2>&1 | tee "$OUT/burn.txt" ;;
     torch) python3 .gpu/anchors_torch.py ${TORCH_CASES:-copy_and_reduce fused_elementwise softmax gemv histogram transpose} 2>&1 | tee "$OUT/torch.txt" ;;
     sanitize)
