@@ -19,13 +19,19 @@
 //!    seeded inputs as the matmul cases) per dtype at one square size; every matmul point also
 //!    reports its % of it.
 //! 6. **Sweeps**: one op per family (`cubeport::cases::SweepOp`: bias+GELU, sum, softmax,
-//!    transpose, histogram, f32 and tensor-core f16 matmul) over a geometric sweep of sizes, each
-//!    point checked against the reference before it is timed: throughput versus size.
+//!    transpose, histogram, f32 and tensor-core f16 matmul) over a geometric sweep of sizes (the
+//!    memory-bound ones to 64 Mi elements, matmul to 8192³), each point checked against the
+//!    reference before it is timed: throughput versus size.
+//! 7. **Phases**: the wall time of each part of the run (set-up — inputs, uploads, reference
+//!    checks — apart from timing), so a slow run says where its time went.
 //!
 //! Timing: launches batched between syncs (≥ 20 ms per batch), warm-up until two batches agree
 //! within 3%, median of 7 batches. Kernels and ceilings use the backend's device timers where it
-//! has them (`Caps::device_timing`: wgpu's timestamp queries, through cubecl's `client.profile`;
-//! `--host-timing` turns that off); cubecl 0.10's CUDA runtime reports host time there
+//! has them (`Caps::device_timing`: wgpu's timestamp queries, through cubecl's `client.profile`,
+//! one launch per profile; `--host-timing` turns that off). The timers are checked once: the copy
+//! ceiling is timed both ways, and device times under 70% of the host time (timers that miss
+//! work) switch the whole backend to the host clock, said in the report's `timing`. cubecl
+//! 0.10's CUDA runtime reports host time there
 //! (`TimingMethod::System`). Launch overhead, transfers and JIT are host-clock by definition
 //! (what a caller waits). cubecl exposes no graph capture, so the launch report has no graph
 //! variant.
