@@ -68,6 +68,40 @@ impl<'c> Case<'c> {
         self.own_sync.is_none()
     }
 
+    /// One case made of several copies of the same op on distinct buffers, launched in turn, so
+    /// that a working set smaller than the L2 cache is not served from it on the next launch.
+    /// Takes the labels and counts of the first copy; `None` for an empty list or copies that
+    /// launch on their own queue.
+    pub fn rotating(copies: Vec<Case<'c>>) -> Option<Case<'c>> {
+        if copies.iter().any(|c| !c.on_client()) {
+            return None;
+        }
+        let mut runs = copies;
+        let first = runs.first()?;
+        let (family, dtype, variant, size) = (
+            first.family,
+            first.dtype,
+            first.variant.clone(),
+            first.size.clone(),
+        );
+        let (bytes, flops) = (first.bytes, first.flops);
+        let mut next = 0;
+        Some(Case {
+            family,
+            dtype,
+            variant,
+            size,
+            bytes,
+            flops,
+            run: Box::new(move || {
+                let i = next % runs.len();
+                next += 1;
+                runs[i].run()
+            }),
+            own_sync: None,
+        })
+    }
+
     /// `family/variant/backend/dtype`, the criterion id of this case.
     pub fn id(&self, kind: BackendKind) -> String {
         format!("{}/{}/{kind}/{}", self.family, self.variant, self.dtype)

@@ -21,7 +21,9 @@
 //! 6. **Sweeps**: one op per family (`cubeport::cases::SweepOp`: bias+GELU, sum, softmax,
 //!    transpose, histogram, f32 and tensor-core f16 matmul) over a geometric sweep of sizes (the
 //!    memory-bound ones to 64 Mi elements, matmul to 8192³), each point checked against the
-//!    reference before it is timed: throughput versus size.
+//!    reference before it is timed: throughput versus size. Memory-bound points rotate over
+//!    copies on distinct buffers totalling ≥ 512 MiB (`Case::rotating`), so small sizes are not
+//!    served from the L2 cache.
 //! 7. **Phases**: the wall time of each part of the run (set-up — inputs, uploads, reference
 //!    checks — apart from timing), so a slow run says where its time went.
 //!
@@ -681,7 +683,22 @@ fn bench_backend<'c, R: Runtime>(
         let bar = progress(sizes.len() as u64, &format!("{kind} sweep {}", op.family()));
         let mut points = Vec::new();
         for n in sizes {
-            let mut case = cases::sweep_case(client, op, n)?;
+            let first = cases::sweep_case(client, op, n)?;
+            // Memory-bound points rotate over copies totalling ≥ 512 MiB (as the launch sweep),
+            // so sizes under the L2 cache are not served from it; matmul reuses its operands
+            // from cache by design and is not rotated.
+            let copies = if matches!(op, cases::SweepOp::Matmul(_)) {
+                1
+            } else {
+                (512u64 << 20).div_ceil(first.bytes.max(1)).clamp(1, 8) as usize
+            };
+            let mut set = vec![first];
+            for _ in 1..copies {
+                set.push(cases::sweep_case(client, op, n)?);
+            }
+            let Some(mut case) = Case::rotating(set) else {
+                continue;
+            };
             let s = time_case(client, quick, clock, &mut case)?;
             points.push(SizePoint {
                 size: case.size.clone(),
