@@ -59,6 +59,9 @@ pub struct Caps {
     pub device_timing: bool,
     /// Whether kernels can copy global → shared memory asynchronously (`cp.async`, CUDA sm ≥ 80).
     pub copy_async: bool,
+    /// Whether cubecl's manual MMA runs `m16n8k16` with f16 and bf16 inputs and f32
+    /// accumulators (`mma.sync` + `ldmatrix`, CUDA sm ≥ 80).
+    pub manual_mma: bool,
 }
 
 impl Caps {
@@ -90,6 +93,14 @@ impl Caps {
             max_alloc_bytes: props.memory.max_page_size,
             device_timing: matches!(props.timing_method, cubecl::benchmark::TimingMethod::Device),
             copy_async: props.features.copy_async,
+            manual_mma: [FloatKind::F16, FloatKind::BF16].into_iter().all(|kind| {
+                props.features.matmul.mma.iter().any(|c| {
+                    (c.m, c.n, c.k) == (16, 8, 16)
+                        && c.a_type == float(kind)
+                        && c.b_type == float(kind)
+                        && c.cd_type == float(FloatKind::F32)
+                })
+            }),
         }
     }
 

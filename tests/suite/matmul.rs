@@ -137,6 +137,8 @@ pub fn matmul_variant_ids_round_trip() {
         "tc128x128x32_w4x2_a",
         "tc128x128x32_w4x2_ax",
         "tc128x128x32_w4x2_s3",
+        "tc128x128x32_w4x2_mma_a3",
+        "tc128x128x32_w4x2_a3mma",
         "blocked",
         "cmma2",
     ] {
@@ -287,9 +289,13 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
-    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async).
-    for stages in [1, 5] {
-        let shape = TcShape::T128_W4X2.with_async(stages);
+    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async), and
+    // manual MMA fragments outside the async pipeline (and anywhere without manual MMA).
+    for shape in [
+        TcShape::T128_W4X2.with_async(1),
+        TcShape::T128_W4X2.with_async(5),
+        TcShape::T128_W4X2.with_mma(),
+    ] {
         let r = cubeport::matmul_with(
             client,
             TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),

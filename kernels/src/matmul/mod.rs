@@ -20,9 +20,11 @@ use cubecl::prelude::*;
 mod simt;
 mod tc;
 mod tc_async;
+mod tc_mma;
 pub use simt::{SimtConfig, matmul_simt_kernel};
 pub use tc::{TcConfig, matmul_tc_kernel};
 pub use tc_async::matmul_tc_async_kernel;
+pub use tc_mma::matmul_tc_mma_kernel;
 
 /// Comptime shape of [`matmul_blocked_kernel()`].
 ///

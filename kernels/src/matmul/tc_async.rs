@@ -15,7 +15,7 @@ use cubecl::prelude::*;
 /// then points at the operand's first vector and reads nothing).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn issue_tiles<F: Float, NA: Size, NB: Size>(
+pub(super) fn issue_tiles<F: Float, NA: Size, NB: Size>(
     a: &Array<Vector<F, NA>>,
     b: &Array<Vector<F, NB>>,
     a_s: &mut SharedMemory<Vector<F, Const<8>>>,
@@ -70,7 +70,11 @@ fn issue_tiles<F: Float, NA: Size, NB: Size>(
 
 /// Makes this unit's copies so far count towards `bars[stage]` and arrives on it.
 #[cube]
-fn commit_arrive(bars: &Sequence<Shared<Barrier>>, stage: usize, #[comptime] stages: usize) {
+pub(super) fn commit_arrive(
+    bars: &Sequence<Shared<Barrier>>,
+    stage: usize,
+    #[comptime] stages: usize,
+) {
     #[unroll]
     for s in 0..stages {
         if stage == s {
@@ -84,7 +88,7 @@ fn commit_arrive(bars: &Sequence<Shared<Barrier>>, stage: usize, #[comptime] sta
 /// Waits until every unit's copies into `stage` have landed (the `phase`-parity completion of
 /// its barrier).
 #[cube]
-fn wait_stage(
+pub(super) fn wait_stage(
     bars: &Sequence<Shared<Barrier>>,
     stage: usize,
     phase: u32,

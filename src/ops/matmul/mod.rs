@@ -28,6 +28,7 @@ use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
     BlockConfig, CmmaConfig, SimtConfig, TcConfig, matmul_blocked_kernel, matmul_cmma_kernel,
     matmul_naive_kernel, matmul_simt_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
+    matmul_tc_mma_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -77,6 +78,9 @@ pub struct TcShape {
     pub bk: u16,
     /// `cp.async` stages (2–4), or 0 for the register-staged kernel.
     pub stages: u16,
+    /// Fragments through cubecl's manual MMA (`ldmatrix` + `mma.sync.m16n8k16`, accumulators
+    /// in registers) instead of WMMA; async pipeline only. Written with a `_mma` suffix.
+    pub mma: bool,
 }
 
 impl TcShape {
@@ -94,6 +98,8 @@ impl TcShape {
     pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
     /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
     pub const T128X256_A3: TcShape = TcShape::T128X256.with_async(3);
+    /// [`TcShape::T128X256_A3`] with manual MMA fragments (`ldmatrix` for bf16 as for f16).
+    pub const T128X256_A3_MMA: TcShape = TcShape::T128X256_A3.with_mma();
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -104,7 +110,13 @@ impl TcShape {
             frags_n,
             bk,
             stages: 0,
+            mma: false,
         }
+    }
+
+    /// The same tiles with manual MMA fragments (meaningful with [`TcShape::with_async`]).
+    pub const fn with_mma(self) -> Self {
+        TcShape { mma: true, ..self }
     }
 
     /// The same tiles through a `cp.async` pipeline of `stages` stages (0: registers).
@@ -128,12 +140,14 @@ impl TcShape {
 
     /// Shared memory one cube takes, bytes: the register-staged kernel holds two stages of
     /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
-    /// `stages` stages and one 16 × 16 f32 scratch tile per plane.
+    /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
         let stage = (bm * (bk + 8) + bk * (bn + 8)) * dtype.size();
         if self.stages == 0 {
             2 * stage + bm * (bn + 4) * 4
+        } else if self.mma {
+            self.stages as usize * stage
         } else {
             self.stages as usize * stage + (self.units() / 32) * 256 * 4
         }
@@ -148,9 +162,20 @@ impl TcShape {
             frags_n,
             bk,
             stages,
+            mma,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
+        }
+        if mma && stages == 0 {
+            return Err(format!(
+                "{self}: manual MMA fragments run only in the cp.async pipeline (_a<stages>)"
+            ));
+        }
+        if mma && !caps.manual_mma {
+            return Err(format!(
+                "{self}: the device has no manual MMA (mma.sync m16n8k16, f16/bf16 → f32)"
+            ));
         }
         if stages > 0 && !caps.copy_async {
             return Err(format!(
@@ -216,6 +241,9 @@ impl fmt::Display for TcShape {
         if self.stages > 0 {
             write!(f, "_a{}", self.stages)?;
         }
+        if self.mma {
+            write!(f, "_mma")?;
+        }
         Ok(())
     }
 }
@@ -223,10 +251,15 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>]` (as printed).
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_mma]` (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>]");
-        let (block, warps) = s
+        let bad =
+            || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_mma]");
+        let (body, mma) = match s.strip_suffix("_mma") {
+            Some(b) => (b, true),
+            None => (s, false),
+        };
+        let (block, warps) = body
             .strip_prefix("tc")
             .and_then(|r| r.split_once("_w"))
             .ok_or_else(bad)?;
@@ -244,7 +277,8 @@ impl std::str::FromStr for TcShape {
             return Err(bad());
         }
         let (fm, fn_) = (b[0] / (16 * w[0]), b[1] / (16 * w[1]));
-        let shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
+        let mut shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
+        shape.mma = mma;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -469,7 +503,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 17] = [
+    pub const ALL: [MatmulVariant; 18] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -491,6 +525,7 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X256),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3),
         MatmulVariant::Tc(TcShape::T128X256_A3),
+        MatmulVariant::Tc(TcShape::T128X256_A3_MMA),
     ];
 
     /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
@@ -936,6 +971,32 @@ fn launch<R: Runtime, E: Element>(
                             spec.c_pitch,
                             $scale,
                             cfg,
+                        )
+                    }
+                    MatmulVariant::Tc(shape) if shape.mma && shape.stages > 0 && h.widths.vec8() => {
+                        let cfg = shape.config(spec.bias, true, true, false);
+                        // As the async arm below, and `TcShape::check` established manual MMA;
+                        // outputs go out as scalars (`NC = 1`).
+                        matmul_tc_mma_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_1d(shape.units() as u32),
+                            na8,
+                            nb8,
+                            1,
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            spec.c_pitch,
+                            $scale,
+                            cfg,
+                            shape.stages as usize,
                         )
                     }
                     MatmulVariant::Tc(shape) if shape.stages > 0 && h.widths.vec8() => {
