@@ -9,7 +9,8 @@
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
 //! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm in the same process on the H200) |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 when A or B rows are not 16-byte vectors (212.6 TFLOP/s f16 at 8192³ on the H200) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | the automatic choice for f16/bf16 where the device has `cp.async` and rows are 16-byte vectors (`tc128x256x32_w2x4_a3`: f16 261.5, bf16 211.6 TFLOP/s at 8192³ on the H200; 1.05× / 0.85× cubek 0.2's best, 0.41× / 0.32× cuBLAS) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | the automatic choice for f16 where the device has `cp.async` and rows are 16-byte vectors (`tc128x256x32_w2x4_a3`: f16 261.5, bf16 211.6 TFLOP/s at 8192³ on the H200; 1.05× / 0.85× cubek 0.2's best, 0.41× / 0.32× cuBLAS) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>_mma` ([`TcShape`] with `mma`) | the same `cp.async` pipeline with hand-placed fragments: cubecl's manual MMA (`ldmatrix`, `mma.sync.m16n8k16`), f32 accumulators in registers, epilogue straight from them (no scratch tile); bf16 fragments load through `ldmatrix` as f16 ones do (WMMA's bf16 loads are plain shared loads) | the automatic choice for bf16 with `cp.async` and 16-byte rows (`tc128x256x32_w2x4_a3_mma`: bf16 265.0 TFLOP/s at 8192³ on the H200, 1.06× cubek 0.2's best, 0.40× cuBLAS; f16 256.8, under WMMA's 259.6) |
 //! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 only where no tiled tensor-core shape fits the device |
 //!
 //! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
@@ -547,7 +548,8 @@ impl MatmulVariant {
 
     /// The automatic choice, from the H200 sweeps of 2026-12-01 (BENCHMARKS.md): the tiled
     /// tensor-core kernel for f16/bf16 where tensor cores exist — with `cp.async`,
-    /// `tc128x256x32_w2x4_a3` where 128 × 256 blocks fill the device, else
+    /// `tc128x256x32_w2x4_a3` (bf16: `tc128x256x32_w2x4_a3_mma`, manual MMA) where 128 × 256
+    /// blocks fill the device, else
     /// `tc128x128x32_w4x2_a3` (register-staged `tc128x128x32_w4x2` without `cp.async`);
     /// `tc64x128x32_w2x2` when 128-blocks would not fill the device; the caller applies
     /// [`MatmulVariant::for_layout`] for operands that are not 16-byte vectors — otherwise the vectorized
@@ -560,10 +562,18 @@ impl MatmulVariant {
             // The cp.async pipeline where the device has it (H200, 8192³, same process as
             // cuBLAS and cubek: 128 × 256 in three stages f16 261.5, bf16 211.6 TFLOP/s;
             // 128 × 128 in three stages 245.3 / 174.6; the register-staged 128 × 128 of 4 × 2
-            // planes 212.6 / 143.5). `for_layout` swaps the async shapes for the
-            // register-staged 128 × 128 when A or B rows are not 16-byte vectors.
+            // planes 212.6 / 143.5). bf16 takes the manual-MMA fragments (ldmatrix; WMMA's
+            // bf16 loads are plain shared loads): 265.0 against WMMA's 214.0 TFLOP/s, where f16
+            // is a little faster through WMMA (259.6 against 256.8). `for_layout` swaps the
+            // async shapes for the register-staged 128 × 128 when A or B rows are not 16-byte
+            // vectors.
             let fits = |s: TcShape| s.check(caps, dtype).is_ok();
-            let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
+            let shape = if blocks(128, 256) >= fill
+                && dtype == DType::BF16
+                && fits(TcShape::T128X256_A3_MMA)
+            {
+                TcShape::T128X256_A3_MMA
+            } else if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
                 TcShape::T128X256_A3
             } else if blocks(128, 128) >= fill {
                 if fits(TcShape::T128_W4X2_A3) {
