@@ -89,13 +89,13 @@ fn multiply_mma<F: Float, NA: Size, NB: Size, NC: Size>(
 
 /// Tensor-core product through manual MMA (`mma.sync.aligned.m16n8k16`, f16/bf16 inputs, f32
 /// accumulators), `stages` shared stages filled by `cp.async` exactly as
-/// [`super::matmul_tc_async_kernel`] (same tiles, barriers and phases); fragments come from
+/// [`fn@super::matmul_tc_async_kernel`] (same tiles, barriers and phases); fragments come from
 /// shared memory by `ldmatrix`. Each plane holds its `16·frags_m × 16·frags_n` outputs as
 /// `frags_m × 2·frags_n` m16n8 accumulators and writes them from registers: bias, activation,
 /// masked scalar stores (`NC = 1`).
 /// `CUBE_DIM = (32 · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
-/// Preconditions: as [`super::matmul_tc_async_kernel`] with `NC = 1`, and the device has
+/// Preconditions: as [`fn@super::matmul_tc_async_kernel`] with `NC = 1`, and the device has
 /// manual MMA m16n8k16 for `F` with f32 accumulators (CUDA sm ≥ 80).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
