@@ -5,7 +5,7 @@
 #
 #   (here)  ../shared/gpu/pack.sh --tests
 #   (device) source .gpu/prelude.sh && bash scripts/gpu-run.sh [steps…]
-# steps: devices tests check bench torch sanitize variants matmul burn report
+# steps: devices tests check bench torch sanitize sanitize-matmul variants matmul burn report
 # (default: devices tests bench torch sanitize check)
 #   variants: the matmul_variants example on CUDA (every variant's error vs f64, $MATMUL_VARIANTS extra)
 #   matmul:   bench-matmul (cubeport cases + cuBLAS + cubek when built with peer-cubek), filtered by
@@ -43,6 +43,15 @@ for step in $steps; do
             tar -C "$OUT" -cf "$OUT/plots.tar" plots && rm -rf "$OUT/plots" ;;
     burn) CUBEPORT_STRICT=1 .gpu/bin/burn-interop 2>&1 | tee "$OUT/burn.txt" ;;
     torch) python3 .gpu/anchors_torch.py ${TORCH_CASES:-copy_and_reduce fused_elementwise softmax gemv histogram transpose} 2>&1 | tee "$OUT/torch.txt" ;;
+    # memcheck + racecheck over the matmul_variants example limited to $SANITIZE_VARIANTS
+    # (default: the cp.async and manual-MMA tensor-core shapes), three shapes, f16 and bf16.
+    sanitize-matmul)
+      for tool in memcheck racecheck; do
+        CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 \
+          CUBEPORT_MATMUL_VARIANTS=${SANITIZE_VARIANTS:-tc128x128x32_w4x2_a3,tc128x256x32_w2x4_a3,tc128x256x32_w2x4_a3_mma} \
+          compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/example-matmul_variants > "$OUT/sanitize-matmul-$tool.txt" 2>&1
+        tail -1 "$OUT/sanitize-matmul-$tool.txt"
+      done ;;
     sanitize)
       for tool in memcheck racecheck; do
         compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/main --test-threads 1 ${SANITIZE_FILTER:-\
