@@ -83,7 +83,7 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
 
 /// `CUBEPORT_MATMUL_ONLY=1`: time only the automatic choice and `CUBEPORT_MATMUL_VARIANTS`.
 fn only_variants() -> Option<Vec<cubeport::MatmulVariant>> {
-    std::env::var_os("CUBEPORT_MATMUL_ONLY").map(|_| extra())
+    cubeport::testing::env_flag("CUBEPORT_MATMUL_ONLY").then(extra)
 }
 
 /// Variants from `CUBEPORT_MATMUL_VARIANTS` (ids as printed, e.g. SIMT or tensor-core shapes).

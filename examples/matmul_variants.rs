@@ -128,7 +128,7 @@ fn main() -> std::process::ExitCode {
             }
         }
     }
-    let only = std::env::var("CUBEPORT_MATMUL_ONLY").is_ok_and(|v| !matches!(v.as_str(), "" | "0"));
+    let only = cubeport::testing::env_flag("CUBEPORT_MATMUL_ONLY");
     let mut run = Run {
         extra,
         only,

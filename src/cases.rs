@@ -432,8 +432,7 @@ pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
         };
         let size = format!("{m}x{n}x{k}");
         let flops = matmul_flops(1, m, n, k);
-        let auto = MatmulVariant::select(&caps, dtype, 1, m, n)
-            .for_layout(k.is_multiple_of(8) && n.is_multiple_of(8));
+        let auto = crate::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k));
         let mut runs: Vec<(String, Option<MatmulVariant>, bool)> =
             vec![(format!("auto_{auto}"), None, false)];
         for &v in variants {

@@ -14,7 +14,13 @@ pub const STRICT_ENV: &str = "CUBEPORT_STRICT";
 
 /// Whether `CUBEPORT_STRICT` is set to a true value.
 pub fn strict() -> bool {
-    std::env::var(STRICT_ENV).is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
+    env_flag(STRICT_ENV)
+}
+
+/// Whether the environment variable `var` is set to a true value (anything but empty, `0` or
+/// `false`): the rule of every on/off switch of the tests, benches and examples.
+pub fn env_flag(var: &str) -> bool {
+    std::env::var(var).is_ok_and(|v| !matches!(v.as_str(), "" | "0" | "false"))
 }
 
 /// Reports a skipped test by name: prints `SKIP <test> <backend>: <reason>` to stderr and

@@ -445,6 +445,12 @@ fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
     }
 }
 
+/// How many copies of a working set of `bytes` to launch in turn so that together they pass
+/// 512 MiB (ten times the H200's L2 cache) and no launch finds its inputs cached: 1 to 8.
+fn rotation_copies(bytes: u64) -> usize {
+    (512u64 << 20).div_ceil(bytes.max(1)).clamp(1, 8) as usize
+}
+
 fn progress(total: u64, what: &str) -> indicatif::ProgressBar {
     let bar = if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::ProgressBar::new(total)
@@ -690,7 +696,7 @@ fn bench_backend<'c, R: Runtime>(
             let copies = if matches!(op, cases::SweepOp::Matmul(_)) {
                 1
             } else {
-                (512u64 << 20).div_ceil(first.bytes.max(1)).clamp(1, 8) as usize
+                rotation_copies(first.bytes)
             };
             let mut set = vec![first];
             for _ in 1..copies {
@@ -750,7 +756,7 @@ fn bench_backend<'c, R: Runtime>(
     while elems <= max_elems {
         let bytes = 3 * elems * 4;
         // Rotate across copies so the whole working set exceeds the L2 cache.
-        let copies = (512usize << 20).div_ceil(bytes).clamp(1, 8);
+        let copies = rotation_copies(bytes as u64);
         // One upload; the other copies are device copies of it (distinct buffers are all the
         // rotation needs, and uploads are the slow part of the set-up).
         let x = DeviceTensor::from_slice(client, &seeded::<f32>(98, elems, -1.0, 1.0), &[elems])?;
