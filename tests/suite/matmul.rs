@@ -310,6 +310,22 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
             "{shape}: {r:?}"
         );
     }
+    // Manual MMA with an odd number of 16-deep steps per tile (its two fragment sets
+    // alternate), refused before any device question.
+    let shape = TcShape::new(2, 2, 2, 2, 16).with_async(3).with_mma();
+    let r = cubeport::matmul_with(
+        client,
+        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
+        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
+        None,
+        Activation::Identity,
+        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
+        MatmulVariant::Tc(shape),
+    );
+    assert!(
+        matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("multiple of 32")),
+        "{shape}: {r:?}"
+    );
     // bf16 on a backend without it.
     if !caps.bf16 {
         let r = cubeport::matmul_into(

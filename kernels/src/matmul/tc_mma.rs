@@ -6,22 +6,140 @@
 
 use super::epilogue;
 use super::tc::{PAD, Place, TcConfig};
-use super::tc_async::{commit_arrive, issue_tiles, wait_stage};
+use super::tc_async::wait_stage;
 use crate::activation::Activation;
-use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
 
-/// One tile's products for this plane: per 16-deep step, `ldmatrix.x4` of each 16 × 16 block of
-/// A (row-major), `ldmatrix.x4.trans` of each 16 × 16 block of B (row-major `k × n`: two
-/// 16 × 8 fragments), then `frags_m × 2·frags_n` `mma.sync.m16n8k16` into `acc`.
+/// This unit's share of every tile copy, worked out once: per A copy the element offset of its
+/// 16-byte source at depth 0, whether its row is inside, its depth within the tile and its
+/// destination (vectors, within a stage); per B copy likewise with its column's test and its
+/// tile row. A tile at depth `k0` then costs a few integer operations per copy.
+#[derive(CubeType)]
+struct CopyPlan {
+    a_src: Sequence<usize>,
+    a_ok: Sequence<bool>,
+    a_kk: Sequence<usize>,
+    a_dst: Sequence<usize>,
+    b_src: Sequence<usize>,
+    b_ok: Sequence<bool>,
+    b_kk: Sequence<usize>,
+    b_dst: Sequence<usize>,
+}
+
+#[cube]
+fn plan_copies(p: &Place, #[comptime] cfg: TcConfig) -> CopyPlan {
+    let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
+    let a_row = comptime!((cfg.bk + PAD) / 8);
+    let b_row = comptime!((bn + PAD) / 8);
+    let per_a = comptime!(cfg.bk / 8);
+    let per_b = comptime!(bn / 8);
+    let mut plan = CopyPlan {
+        a_src: Sequence::new(),
+        a_ok: Sequence::new(),
+        a_kk: Sequence::new(),
+        a_dst: Sequence::new(),
+        b_src: Sequence::new(),
+        b_ok: Sequence::new(),
+        b_kk: Sequence::new(),
+        b_dst: Sequence::new(),
+    };
+    #[unroll]
+    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let (lr, lk) = (s / per_a, s % per_a);
+        let r = p.row0 + lr;
+        plan.a_src.push(p.a_base + r * p.a_sr + lk * 8);
+        plan.a_ok.push(r < p.m);
+        plan.a_kk.push(lk * 8);
+        plan.a_dst.push(lr * a_row + lk);
+    }
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+        let s = UNIT_POS as usize + l * units;
+        let (lk, lc) = (s / per_b, s % per_b);
+        let col = p.col0 + lc * 8;
+        plan.b_src.push(p.b_base + lk * p.b_sr + col);
+        plan.b_ok.push(col < p.n);
+        plan.b_kk.push(lk);
+        plan.b_dst.push(lk * b_row + lc);
+    }
+    plan
+}
+
+/// Issues this unit's `cp.async` copies of the tiles at depth `k0` into shared stage `stage`
+/// (comptime, so destinations are immediate offsets), each 16 bytes, zero-filled outside the
+/// problem (depths past `k` included: tiles beyond the last are issued as zeros, never read).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn multiply_mma<F: Float, NA: Size, NB: Size, NC: Size>(
+fn issue_planned<F: Float, NA: Size, NB: Size>(
+    a: &Array<Vector<F, NA>>,
+    b: &Array<Vector<F, NB>>,
+    a_s: &mut SharedMemory<Vector<F, Const<8>>>,
+    b_s: &mut SharedMemory<Vector<F, Const<8>>>,
+    plan: &CopyPlan,
+    k0: usize,
+    k: usize,
+    b_sr: usize,
+    #[comptime] stage: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
+    let a_off = comptime!(stage * bm * (cfg.bk + PAD) / 8);
+    let b_off = comptime!(stage * cfg.bk * (bn + PAD) / 8);
+    #[unroll]
+    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+        let inside = *plan.a_ok.index(l) && k0 + *plan.a_kk.index(l) < k;
+        let src = select(inside, (*plan.a_src.index(l) + k0) / 8, 0usize);
+        let len = select(inside, 1usize, 0usize);
+        let dst = a_off + *plan.a_dst.index(l);
+        copy_async_checked(
+            &a.slice(src, src + len),
+            &mut a_s.slice_mut(dst, dst + 1).downcast(),
+            8u32,
+        );
+    }
+    let b_k0 = k0 * b_sr;
+    #[unroll]
+    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+        let inside = *plan.b_ok.index(l) && k0 + *plan.b_kk.index(l) < k;
+        let src = select(inside, (*plan.b_src.index(l) + b_k0) / 8, 0usize);
+        let len = select(inside, 1usize, 0usize);
+        let dst = b_off + *plan.b_dst.index(l);
+        copy_async_checked(
+            &b.slice(src, src + len),
+            &mut b_s.slice_mut(dst, dst + 1).downcast(),
+            8u32,
+        );
+    }
+}
+
+/// Makes this unit's copies so far count towards stage `stage`'s barrier and arrives on it.
+#[cube]
+fn commit_at(bars: &Sequence<Shared<Barrier>>, #[comptime] stage: usize) {
+    let bar = bars.index(stage);
+    bar.commit_copy_async();
+    let _token = bar.arrive();
+}
+
+/// This plane's fragments of the 16-deep step `ks` of shared stage `stage`, written into
+/// `fa` (`frags_m` A fragments: `ldmatrix.x4` of each 16 × 16 block, row-major) and `fb`
+/// (`2·frags_n` B fragments: `ldmatrix.x4.trans` of each 16 × 16 block of the row-major
+/// `k × n` tile, split into its two 16 × 8 halves).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_frags<F: Float, NA: Size, NB: Size>(
     def: &cmma::MmaDefinition<F, F, f32>,
     a_s: &SharedMemory<Vector<F, Const<8>>>,
     b_s: &SharedMemory<Vector<F, Const<8>>>,
-    acc: &mut Sequence<Array<Vector<f32, NC>>>,
+    fa: &mut Sequence<Array<Vector<F, NA>>>,
+    fb: &mut Sequence<Array<Vector<F, NB>>>,
     stage: usize,
+    #[comptime] ks: usize,
     wm: usize,
     wn: usize,
     lane: usize,
@@ -36,55 +154,92 @@ fn multiply_mma<F: Float, NA: Size, NB: Size, NC: Size>(
     let half = lane / 16;
     let a_off = stage * comptime!(bm * (cfg.bk + PAD) / 8)
         + (wm * comptime!(16 * cfg.frags_m) + lane % 16) * a_row
-        + half;
+        + half
+        + comptime!(ks * 2);
     let b_off = stage * comptime!(cfg.bk * (bn + PAD) / 8)
         + (lane % 16) * b_row
         + wn * comptime!(2 * cfg.frags_n)
-        + half;
+        + half
+        + comptime!(ks * 16 * b_row);
+    let va = def.vectors_per_lane(cmma::MatrixIdent::A);
     #[unroll]
-    for ks in 0..comptime!(cfg.bk / 16) {
-        let mut fa = Sequence::<Array<Vector<F, NA>>>::new();
+    for i in 0..cfg.frags_m {
+        let s = a_off + i * comptime!(16 * a_row);
+        let r = def.load_matrix::<Vector<F, Const<8>>, NA>(
+            &a_s.slice(s, s + 1),
+            cmma::MatrixIdent::A,
+            4usize,
+            false,
+        );
+        let dst = fa.index_mut(i);
         #[unroll]
-        for i in 0..cfg.frags_m {
-            let s = a_off + i * comptime!(16 * a_row) + ks * 2;
-            fa.push(def.load_matrix::<Vector<F, Const<8>>, NA>(
-                &a_s.slice(s, s + 1),
-                cmma::MatrixIdent::A,
-                4usize,
-                false,
-            ));
-        }
-        let mut fb = Sequence::<Array<Vector<F, NB>>>::new();
-        #[unroll]
-        for j in 0..cfg.frags_n {
-            let s = b_off + ks * comptime!(16 * b_row) + j * 2;
-            let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
-                &b_s.slice(s, s + 1),
-                cmma::MatrixIdent::B,
-                4usize,
-                true,
-            );
-            let mut lo = Array::<Vector<F, NB>>::new(2usize);
-            let mut hi = Array::<Vector<F, NB>>::new(2usize);
-            lo[0] = r[0];
-            lo[1] = r[1];
-            hi[0] = r[2];
-            hi[1] = r[3];
-            fb.push(lo);
-            fb.push(hi);
-        }
-        #[unroll]
-        for i in 0..cfg.frags_m {
-            #[unroll]
-            for j in 0..comptime!(2 * cfg.frags_n) {
-                def.execute_inplace(
-                    fa.index(i),
-                    fb.index(j),
-                    acc.index_mut(i * comptime!(2 * cfg.frags_n) + j),
-                );
-            }
+        for v in 0..va {
+            dst[v] = r[v];
         }
     }
+    #[unroll]
+    for j in 0..cfg.frags_n {
+        let s = b_off + j * 2;
+        let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
+            &b_s.slice(s, s + 1),
+            cmma::MatrixIdent::B,
+            4usize,
+            true,
+        );
+        let lo = fb.index_mut(2 * j);
+        lo[0] = r[0];
+        lo[1] = r[1];
+        let hi = fb.index_mut(2 * j + 1);
+        hi[0] = r[2];
+        hi[1] = r[3];
+    }
+}
+
+/// `frags_m × 2·frags_n` `mma.sync.m16n8k16` of one 16-deep step into `acc`.
+#[cube]
+fn mma_step<F: Float, NA: Size, NB: Size, NC: Size>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    fa: &Sequence<Array<Vector<F, NA>>>,
+    fb: &Sequence<Array<Vector<F, NB>>>,
+    acc: &mut Sequence<Array<Vector<f32, NC>>>,
+    #[comptime] cfg: TcConfig,
+) {
+    #[unroll]
+    for i in 0..cfg.frags_m {
+        #[unroll]
+        for j in 0..comptime!(2 * cfg.frags_n) {
+            def.execute_inplace(
+                fa.index(i),
+                fb.index(j),
+                acc.index_mut(i * comptime!(2 * cfg.frags_n) + j),
+            );
+        }
+    }
+}
+
+/// Two register sets of fragments (`frags_m` A and `2·frags_n` B), so the loads of one 16-deep
+/// step overlap the products of the one before.
+#[cube]
+fn frag_buffers<F: Float, NA: Size, NB: Size>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    #[comptime] cfg: TcConfig,
+) -> (
+    Sequence<Array<Vector<F, NA>>>,
+    Sequence<Array<Vector<F, NB>>>,
+) {
+    let va = def.vectors_per_lane(cmma::MatrixIdent::A);
+    let vb = def.vectors_per_lane(cmma::MatrixIdent::B);
+    let mut fa = Sequence::<Array<Vector<F, NA>>>::new();
+    #[unroll]
+    for _ in 0..cfg.frags_m {
+        fa.push(Array::<Vector<F, NA>>::new(va));
+    }
+    let mut fb = Sequence::<Array<Vector<F, NB>>>::new();
+    #[unroll]
+    for _ in 0..comptime!(2 * cfg.frags_n) {
+        fb.push(Array::<Vector<F, NB>>::new(vb));
+    }
+    (fa, fb)
 }
 
 /// Tensor-core product through manual MMA (`mma.sync.aligned.m16n8k16`, f16/bf16 inputs, f32
@@ -161,25 +316,125 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
         acc.push(t);
     }
     let tiles = k.div_ceil(cfg.bk);
+    let steps = comptime!(cfg.bk / 16);
+    let (mut fa0, mut fb0) = frag_buffers::<F, NFA, NFB>(&def, cfg);
+    let (mut fa1, mut fb1) = frag_buffers::<F, NFA, NFB>(&def, cfg);
 
+    let plan = plan_copies(&p, cfg);
     #[unroll]
     for s in 0..comptime!(stages - 1) {
-        if s < tiles {
-            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, s * cfg.bk, s, cfg);
-        }
-        commit_arrive(&bars, s, stages);
+        issue_planned::<F, NA, NB>(
+            a,
+            b,
+            &mut a_s,
+            &mut b_s,
+            &plan,
+            s * cfg.bk,
+            k,
+            p.b_sr,
+            s,
+            cfg,
+        );
+        commit_at(&bars, s);
     }
-    for t in 0..tiles {
-        let stage = t % stages;
-        wait_stage(&bars, stage, ((t / stages) % 2) as u32, stages);
-        sync_cube();
-        let next = t + comptime!(stages - 1);
-        let next_stage = next % stages;
-        if next < tiles {
-            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, next * cfg.bk, next_stage, cfg);
+    bars.index(0usize).wait_parity(0u32);
+    load_frags::<F, NFA, NFB>(
+        &def, &a_s, &b_s, &mut fa0, &mut fb0, 0usize, 0usize, wm, wn, lane, cfg,
+    );
+    // Tiles go in groups of `stages`, so each one's stage is a comptime constant (barriers,
+    // offsets). Step `ks` of tile `t` multiplies the fragments loaded one step earlier while the
+    // next step's load; the last step of a tile first waits for tile `t + 1` and syncs the cube
+    // (every plane has then read all of tile `t`'s fragments, so its stage may be refilled),
+    // loads tile `t + 1`'s first fragments and then multiplies, so the tensor pipe has
+    // independent work right after the barrier. Tile `t + stages − 1` is issued at the first
+    // step of tile `t`, into the stage of tile `t − 1`, free since that sync; tiles past the
+    // last are issued as zero fills (no branch) and drained after the loop.
+    let groups = tiles.div_ceil(stages);
+    for g in 0..groups {
+        let t0 = g * stages;
+        let phase = (g % 2) as u32;
+        let phase_next = ((g + 1) % 2) as u32;
+        #[unroll]
+        for s in 0..stages {
+            let t = t0 + s;
+            if t < tiles {
+                #[unroll]
+                for ks in 0..steps {
+                    if comptime!(ks == 0) {
+                        let ns = comptime!((s + stages - 1) % stages);
+                        issue_planned::<F, NA, NB>(
+                            a,
+                            b,
+                            &mut a_s,
+                            &mut b_s,
+                            &plan,
+                            (t + comptime!(stages - 1)) * cfg.bk,
+                            k,
+                            p.b_sr,
+                            ns,
+                            cfg,
+                        );
+                        commit_at(&bars, ns);
+                    }
+                    let even = comptime!(ks % 2 == 0);
+                    if comptime!(ks + 1 < steps) {
+                        if comptime!(even) {
+                            load_frags::<F, NFA, NFB>(
+                                &def,
+                                &a_s,
+                                &b_s,
+                                &mut fa1,
+                                &mut fb1,
+                                s,
+                                comptime!(ks + 1),
+                                wm,
+                                wn,
+                                lane,
+                                cfg,
+                            );
+                        } else {
+                            load_frags::<F, NFA, NFB>(
+                                &def,
+                                &a_s,
+                                &b_s,
+                                &mut fa0,
+                                &mut fb0,
+                                s,
+                                comptime!(ks + 1),
+                                wm,
+                                wn,
+                                lane,
+                                cfg,
+                            );
+                        }
+                    } else {
+                        // Tile `t + 1` was issued (as zeros when `t + 1 = tiles`), so the wait
+                        // and the load need no branch; `steps` is even, so step 0 reads set 0.
+                        let s1 = comptime!((s + 1) % stages);
+                        if comptime!(s + 1 == stages) {
+                            bars.index(s1).wait_parity(phase_next);
+                        } else {
+                            bars.index(s1).wait_parity(phase);
+                        }
+                        sync_cube();
+                        load_frags::<F, NFA, NFB>(
+                            &def, &a_s, &b_s, &mut fa0, &mut fb0, s1, 0usize, wm, wn, lane, cfg,
+                        );
+                    }
+                    if comptime!(even) {
+                        mma_step::<F, NFA, NFB, NFC>(&def, &fa0, &fb0, &mut acc, cfg);
+                    } else {
+                        mma_step::<F, NFA, NFB, NFC>(&def, &fa1, &fb1, &mut acc, cfg);
+                    }
+                }
+            }
         }
-        commit_arrive(&bars, next_stage, stages);
-        multiply_mma::<F, NFA, NFB, NFC>(&def, &a_s, &b_s, &mut acc, stage, wm, wn, lane, cfg);
+    }
+    // The zero fills past tile `tiles` (waited for above) land before the cube exits.
+    #[unroll]
+    for e in 1..comptime!(stages - 1) {
+        let extra = tiles + e;
+        wait_stage(&bars, extra % stages, ((extra / stages) % 2) as u32, stages);
     }
 
     // Epilogue from the registers: element `e` of vector `v` of an m16n8 accumulator sits at

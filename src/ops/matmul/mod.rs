@@ -173,6 +173,11 @@ impl TcShape {
                 "{self}: manual MMA fragments run only in the cp.async pipeline (_a<stages>)"
             ));
         }
+        if mma && bk % 32 != 0 {
+            return Err(format!(
+                "{self}: manual MMA double-buffers its fragments over 16-deep steps, bk must be a multiple of 32"
+            ));
+        }
         if mma && !caps.manual_mma {
             return Err(format!(
                 "{self}: the device has no manual MMA (mma.sync m16n8k16, f16/bf16 → f32)"
@@ -199,10 +204,8 @@ impl TcShape {
                 "{self}: {units} units exceed the device's cube size"
             ));
         }
-        // The async shape also needs its register-staged fallback (other layouts) to fit.
-        let shared = self
-            .shared_bytes(dtype)
-            .max(self.with_async(0).shared_bytes(dtype));
+        // (Other layouts run `register_fallback`, which always fits.)
+        let shared = self.shared_bytes(dtype);
         if shared > caps.max_shared_bytes {
             return Err(format!(
                 "{self}: {shared} bytes of shared memory exceed the device's {}",
@@ -210,6 +213,25 @@ impl TcShape {
             ));
         }
         Ok(())
+    }
+
+    /// The register-staged shape that runs this async shape's product when A or B rows are not
+    /// 16-byte vectors (`cp.async` copies 16 bytes): the same tiles where they fit the device's
+    /// shared memory, else [`TcShape::T128_W4X2`]. Register-staged shapes are their own.
+    pub fn register_fallback(self, caps: &Caps, dtype: DType) -> TcShape {
+        if self.stages == 0 {
+            return self;
+        }
+        let same = TcShape {
+            stages: 0,
+            mma: false,
+            ..self
+        };
+        if same.check(caps, dtype).is_ok() {
+            same
+        } else {
+            TcShape::T128_W4X2
+        }
     }
 
     fn config(&self, bias: bool, a_vec: bool, b_vec: bool, c_vec: bool) -> TcConfig {
@@ -787,6 +809,13 @@ fn matmul_impl<R: Runtime>(
             spec.dtype, caps.tensor_cores
         )));
     }
+    // An async shape on operands whose rows are not 16-byte vectors runs register-staged.
+    let variant = match variant {
+        MatmulVariant::Tc(s) if !widths.vec8() => {
+            MatmulVariant::Tc(s.register_fallback(&caps, spec.dtype))
+        }
+        v => v,
+    };
     let (gx, gy) = variant.grid(spec.m, spec.n);
     let grid = [gx, gy, spec.batch];
     for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
