@@ -122,7 +122,9 @@ pub fn matmul_matches<R: Runtime>(
 
 /// Every variant id parses back to its variant; malformed ids are errors.
 pub fn matmul_variant_ids_round_trip() {
-    for v in MatmulVariant::ALL {
+    let grouped = MatmulVariant::Tc(TcShape::T128X256_A3_MMA.with_group(8));
+    assert_eq!(grouped.to_string(), "tc128x256x32_w2x4_a3_g8_mma");
+    for v in MatmulVariant::ALL.into_iter().chain([grouped]) {
         assert_eq!(v.to_string().parse::<MatmulVariant>(), Ok(v), "{v}");
     }
     for bad in [
@@ -139,6 +141,9 @@ pub fn matmul_variant_ids_round_trip() {
         "tc128x128x32_w4x2_s3",
         "tc128x128x32_w4x2_mma_a3",
         "tc128x128x32_w4x2_a3mma",
+        "tc128x128x32_w4x2_a3_g1_mma",
+        "tc128x128x32_w4x2_a3_g_mma",
+        "tc128x128x32_w4x2_a3_mma_g8",
         "blocked",
         "cmma2",
     ] {
@@ -289,12 +294,14 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
-    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async), and
-    // manual MMA fragments outside the async pipeline (and anywhere without manual MMA).
+    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async), manual
+    // MMA fragments outside the async pipeline (and anywhere without manual MMA), a grouped
+    // cube order outside the manual-MMA kernel.
     for shape in [
         TcShape::T128_W4X2.with_async(1),
         TcShape::T128_W4X2.with_async(5),
         TcShape::T128_W4X2.with_mma(),
+        TcShape::T128_W4X2_A3.with_group(8),
     ] {
         let r = cubeport::matmul_with(
             client,

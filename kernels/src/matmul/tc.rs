@@ -22,6 +22,9 @@ pub struct TcConfig {
     pub bk: usize,
     /// The plane width (32: WMMA is a warp operation).
     pub plane: usize,
+    /// Cubes cover the output in column strips this many block-rows tall (1: the launch
+    /// order); see [`grouped_block`]. Manual-MMA kernel only.
+    pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
     /// A is read as 8-wide vectors along k (the launch's `NA` is 8).
@@ -35,6 +38,28 @@ pub struct TcConfig {
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
 /// start in 8 different 16-byte bank groups.
 pub(super) const PAD: usize = 8;
+
+/// This cube's `(block_row, block_col)`: with `group > 1` the launch order is remapped so that
+/// consecutive cubes go down a strip `group` block-rows tall before moving right (the last
+/// strip shorter), so the cubes resident at once read fewer distinct A and B tiles and reuse
+/// them from L2. A bijection of the 2-D grid for any grid size.
+#[cube]
+pub(super) fn grouped_block(#[comptime] group: usize) -> (usize, usize) {
+    let mut by = CUBE_POS_Y as usize;
+    let mut bx = CUBE_POS_X as usize;
+    if comptime!(group > 1) {
+        let gx = CUBE_COUNT_X as usize;
+        let gy = CUBE_COUNT_Y as usize;
+        let lin = by * gx + bx;
+        let per_strip = group * gx;
+        let first = (lin / per_strip) * group;
+        let rows = select(gy - first < group, gy - first, group);
+        let within = lin % per_strip;
+        by = first + within % rows;
+        bx = within / rows;
+    }
+    (by, bx)
+}
 
 /// Where one cube's operands lie.
 #[derive(CubeType, Clone, Copy)]

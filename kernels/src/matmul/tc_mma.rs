@@ -5,7 +5,7 @@
 //! epilogue writes straight from the accumulator registers (no shared scratch tile).
 
 use super::epilogue;
-use super::tc::{PAD, Place, TcConfig};
+use super::tc::{PAD, Place, TcConfig, grouped_block};
 use super::tc_async::wait_stage;
 use crate::activation::Activation;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
@@ -281,11 +281,12 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
         bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
     }
     let z = CUBE_POS_Z as usize;
+    let (by, bx) = grouped_block(cfg.group);
     let p = Place {
         a_base: z * a_strides[0],
         b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * bm,
-        col0: CUBE_POS_X as usize * bn,
+        row0: by * bm,
+        col0: bx * bn,
         m,
         n,
         k,

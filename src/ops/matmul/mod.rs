@@ -82,6 +82,10 @@ pub struct TcShape {
     /// Fragments through cubecl's manual MMA (`ldmatrix` + `mma.sync.m16n8k16`, accumulators
     /// in registers) instead of WMMA; async pipeline only. Written with a `_mma` suffix.
     pub mma: bool,
+    /// Cubes walk the output in column strips `group` block-rows tall (0 or 1: row by row, the
+    /// launch order), so the cubes resident at once share A and B tiles in L2; manual-MMA
+    /// kernel only. Written `_g<group>` after the stages.
+    pub group: u16,
 }
 
 impl TcShape {
@@ -112,7 +116,14 @@ impl TcShape {
             bk,
             stages: 0,
             mma: false,
+            group: 0,
         }
+    }
+
+    /// The same tiles with cubes grouped into strips of `group` block-rows (see
+    /// [`TcShape::group`]).
+    pub const fn with_group(self, group: u16) -> Self {
+        TcShape { group, ..self }
     }
 
     /// The same tiles with manual MMA fragments (meaningful with [`TcShape::with_async`]).
@@ -164,6 +175,7 @@ impl TcShape {
             bk,
             stages,
             mma,
+            group,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
@@ -171,6 +183,11 @@ impl TcShape {
         if mma && stages == 0 {
             return Err(format!(
                 "{self}: manual MMA fragments run only in the cp.async pipeline (_a<stages>)"
+            ));
+        }
+        if group > 1 && !mma {
+            return Err(format!(
+                "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
             ));
         }
         if mma && bk % 32 != 0 {
@@ -242,6 +259,7 @@ impl TcShape {
             frags_n: self.frags_n as usize,
             bk: self.bk as usize,
             plane: 32,
+            group: self.group.max(1) as usize,
             bias,
             a_vec,
             b_vec,
@@ -264,6 +282,9 @@ impl fmt::Display for TcShape {
         if self.stages > 0 {
             write!(f, "_a{}", self.stages)?;
         }
+        if self.group > 1 {
+            write!(f, "_g{}", self.group)?;
+        }
         if self.mma {
             write!(f, "_mma")?;
         }
@@ -274,10 +295,14 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_mma]` (as printed).
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma]` (as
+    /// printed).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad =
-            || format!("`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_mma]");
+        let bad = || {
+            format!(
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma]"
+            )
+        };
         let (body, mma) = match s.strip_suffix("_mma") {
             Some(b) => (b, true),
             None => (s, false),
@@ -286,6 +311,13 @@ impl std::str::FromStr for TcShape {
             .strip_prefix("tc")
             .and_then(|r| r.split_once("_w"))
             .ok_or_else(bad)?;
+        let (warps, group) = match warps.split_once("_g") {
+            Some((w, g)) => match g.parse::<u16>() {
+                Ok(g) if g > 1 => (w, g),
+                _ => return Err(bad()),
+            },
+            None => (warps, 0),
+        };
         let (warps, stages) = match warps.split_once("_a") {
             Some((w, st)) => (w, st.parse::<u16>().map_err(|_| bad())?),
             None => (warps, 0),
@@ -302,6 +334,7 @@ impl std::str::FromStr for TcShape {
         let (fm, fn_) = (b[0] / (16 * w[0]), b[1] / (16 * w[1]));
         let mut shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
         shape.mma = mma;
+        shape.group = group;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
