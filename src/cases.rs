@@ -143,11 +143,12 @@ pub fn verify_matmul_sample<E: crate::Element>(
     what: &str,
 ) -> Result<(), Error> {
     let entries = (0..samples).map(|s| ((s * 7919) % m, (s * 104_729) % n));
-    verify_matmul_entries(got, a, b, (n, k), entries, |dot, _| dot, what)
+    verify_matmul_entries(got, a, b, (n, k), entries, |dot, _| dot, None, what)
 }
 
 /// Checks the `(i, j)` entries of a row-major product of `a` (`· × k`) and `b` (`k × n`):
 /// `epilogue(dot, j)` of the f64 dot product, rounded to `E`, within the matmul tolerance.
+#[allow(clippy::too_many_arguments)]
 fn verify_matmul_entries<E: crate::Element>(
     got: &[E],
     a: &[E],
@@ -155,6 +156,7 @@ fn verify_matmul_entries<E: crate::Element>(
     (n, k): (usize, usize),
     entries: impl Iterator<Item = (usize, usize)>,
     epilogue: impl Fn(f64, usize) -> f64,
+    variant: Option<crate::ops::matmul::MatmulVariant>,
     what: &str,
 ) -> Result<(), Error> {
     for (i, j) in entries {
@@ -165,7 +167,10 @@ fn verify_matmul_entries<E: crate::Element>(
             abs += t.abs();
         }
         let want = E::from_f64(epilogue(dot, j)).to_f64();
-        let tol = reference::Tolerance::matmul(E::DTYPE, k, abs);
+        let tol = match variant {
+            Some(v) => v.tolerance(E::DTYPE, k, abs),
+            None => reference::Tolerance::matmul(E::DTYPE, k, abs),
+        };
         let g = got[i * n + j].to_f64();
         verify(
             (g - want).abs() <= tol.atol + tol.rtol * want.abs(),
@@ -418,7 +423,11 @@ pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
                 )
             })
             .collect();
-        let check = |c: &DeviceTensor<E>, fused: bool, what: &str| -> Result<(), Error> {
+        let check = |c: &DeviceTensor<E>,
+                     fused: bool,
+                     v: Option<MatmulVariant>,
+                     what: &str|
+         -> Result<(), Error> {
             let act = Activation::Gelu(GeluApprox::Tanh);
             let epilogue = |dot: f64, j: usize| {
                 if fused {
@@ -428,7 +437,16 @@ pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
                 }
             };
             let entries = samples.iter().copied();
-            verify_matmul_entries(&c.to_vec(client)?, &a, &b, (n, k), entries, epilogue, what)
+            verify_matmul_entries(
+                &c.to_vec(client)?,
+                &a,
+                &b,
+                (n, k),
+                entries,
+                epilogue,
+                v,
+                what,
+            )
         };
         let size = format!("{m}x{n}x{k}");
         let flops = matmul_flops(1, m, n, k);
@@ -469,7 +487,7 @@ pub fn matmul_cases_for<'c, R: Runtime, E: crate::Element>(
                 }
             };
             let outcome = go(&mut dc)
-                .and_then(|()| check(&dc, fused, &format!("matmul {name} {dtype} {size}")));
+                .and_then(|()| check(&dc, fused, v, &format!("matmul {name} {dtype} {size}")));
             match (outcome, v) {
                 (Ok(()), _) => {}
                 // The automatic choice must be right; a forced variant that fails (a tuning

@@ -113,6 +113,9 @@ pub trait Scalar:
 
 /// A floating-point [`Scalar`] the float kernels accept: `f32`, `half::f16`, `half::bf16`.
 pub trait Element: Scalar + cubecl::prelude::Float {
+    /// The tensor-core fragment type for this input: itself for f16/bf16, TF32 for f32 (used
+    /// only by the opt-in `_tf32` matmul shapes).
+    type Frag: cubecl::prelude::Float;
     /// Exact widening to f64.
     fn to_f64(self) -> f64;
     /// Rounding narrowing from f64.
@@ -124,6 +127,7 @@ impl Scalar for f32 {
 }
 
 impl Element for f32 {
+    type Frag = cubecl::prelude::tf32;
     fn to_f64(self) -> f64 {
         self as f64
     }
@@ -137,6 +141,7 @@ impl Scalar for half::f16 {
 }
 
 impl Element for half::f16 {
+    type Frag = half::f16;
     fn to_f64(self) -> f64 {
         self.to_f64()
     }
@@ -150,6 +155,7 @@ impl Scalar for half::bf16 {
 }
 
 impl Element for half::bf16 {
+    type Frag = half::bf16;
     fn to_f64(self) -> f64 {
         self.to_f64()
     }

@@ -62,6 +62,8 @@ pub struct Caps {
     /// Whether cubecl's manual MMA runs `m16n8k16` with f16 and bf16 inputs and f32
     /// accumulators (`mma.sync` + `ldmatrix`, CUDA sm ≥ 80).
     pub manual_mma: bool,
+    /// Whether cmma runs TF32 inputs with f32 accumulators in 16 × 16 × 8 (WMMA, CUDA sm ≥ 80).
+    pub tf32: bool,
 }
 
 impl Caps {
@@ -93,6 +95,12 @@ impl Caps {
             max_alloc_bytes: props.memory.max_page_size,
             device_timing: matches!(props.timing_method, cubecl::benchmark::TimingMethod::Device),
             copy_async: props.features.copy_async,
+            tf32: props.features.matmul.cmma.iter().any(|c| {
+                (c.m, c.n, c.k) == (16, 16, 8)
+                    && c.a_type == float(FloatKind::TF32)
+                    && c.b_type == float(FloatKind::TF32)
+                    && c.cd_type == float(FloatKind::F32)
+            }),
             manual_mma: [FloatKind::F16, FloatKind::BF16].into_iter().all(|kind| {
                 props.features.matmul.mma.iter().any(|c| {
                     (c.m, c.n, c.k) == (16, 8, 16)

@@ -7,6 +7,7 @@ use crate::DType;
 /// | elementwise and activations | rtol 1e-5, atol 1e-6 | rtol 2ε, atol ε of the dtype |
 /// | reductions of length K | the above + 4·√K·ε(f32)·Σ\|terms\|/\|want\| | the same + output rounding |
 /// | matmul entries (K-deep, fused epilogue) | the above with 8·√K·ε(f32)·Σ\|a·b\| | the same |
+/// | matmul entries on TF32 tensor cores (f32 inputs, opt-in) | the f32 matmul bound + rtol 2⁻⁹ + 8·2⁻¹⁰·Σ\|a·b\|/√K | — |
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Tolerance {
     /// Absolute slack.
@@ -56,6 +57,22 @@ impl Tolerance {
         Tolerance {
             atol: base.atol + 2.0 * (t.atol - base.atol),
             rtol: base.rtol,
+        }
+    }
+
+    /// A product entry of f32 inputs multiplied on TF32 tensor cores (10 explicit mantissa
+    /// bits, the low 13 bits of each operand dropped): the f32 [`Tolerance::matmul`] plus the
+    /// operand rounding. Each term `a·b` is off by at most `2·2⁻¹⁰·|a·b|` (truncation of both
+    /// operands), biased towards zero: the bias scales the whole sum (`rtol 2⁻⁹`) and the
+    /// spread around it adds up like a random walk (`8·2⁻¹⁰·Σ|a·b|/√k` absolute, about 15
+    /// standard deviations) — still below one term's size, `Σ|a·b|/k`, for k ≤ 64 and well
+    /// below a missing or doubled term's error for any k the tests run.
+    pub fn matmul_tf32(k: usize, sum_abs: f64) -> Self {
+        let t = Self::matmul(DType::F32, k, sum_abs);
+        let u = 2f64.powi(-10);
+        Tolerance {
+            atol: t.atol + 8.0 * u * sum_abs / (k.max(1) as f64).sqrt(),
+            rtol: t.rtol + 2.0 * u,
         }
     }
 

@@ -114,7 +114,11 @@ pub fn matmul_matches<R: Runtime>(
             };
             r.unwrap_or_else(|e| panic!("{v:?} {p:?}: {e}"));
             let got = to_f64(&dc.to_vec(client).unwrap());
-            let c = compare_each(&got, &want, |i| Tolerance::matmul(dtype, p.k, sum_abs[i]));
+            let tol = |i: usize| match v {
+                Some(v) => v.tolerance(dtype, p.k, sum_abs[i]),
+                None => Tolerance::matmul(dtype, p.k, sum_abs[i]),
+            };
+            let c = compare_each(&got, &want, tol);
             assert!(c.ok(), "matmul {v:?} {dtype} {p:?} fused={fused} on {}: {c}", R::name(client));
         }
     })
@@ -144,6 +148,8 @@ pub fn matmul_variant_ids_round_trip() {
         "tc128x128x32_w4x2_a3_g1_mma",
         "tc128x128x32_w4x2_a3_g_mma",
         "tc128x128x32_w4x2_a3_mma_g8",
+        "tc128x128x32_w4x2_a3_tf32_mma",
+        "tc128x128x32_w4x2_a3_tf32x",
         "blocked",
         "cmma2",
     ] {
@@ -333,6 +339,49 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("multiple of 32")),
         "{shape}: {r:?}"
     );
+    // TF32 is an opt-in for f32 inputs only, through WMMA only; and only where the device
+    // has TF32 tensor cores.
+    for (shape, dtype, why) in [
+        (
+            TcShape::T128_W4X2_A3_TF32,
+            DType::F16,
+            "TF32 shapes (_tf32) take f32",
+        ),
+        (
+            TcShape::T128X256_A3_MMA.with_tf32(),
+            DType::F32,
+            "manual MMA fragments are f16/bf16 only",
+        ),
+    ] {
+        let r = cubeport::matmul_with(
+            client,
+            TensorRef::contiguous(a.handle(), &[3, 2], dtype),
+            TensorRef::contiguous(b.handle(), &[2, 7], dtype),
+            None,
+            Activation::Identity,
+            TensorMut::contiguous(c.handle(), &[3, 7], dtype),
+            MatmulVariant::Tc(shape),
+        );
+        assert!(
+            matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains(why)),
+            "{shape} {dtype}: {r:?}"
+        );
+    }
+    if !caps.tf32 {
+        let r = cubeport::matmul_with(
+            client,
+            a.as_ref(),
+            b.as_ref(),
+            None,
+            Activation::Identity,
+            cview(&[3, 7]),
+            MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
+        );
+        assert!(
+            matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("no TF32")),
+            "{r:?}"
+        );
+    }
     // bf16 on a backend without it.
     if !caps.bf16 {
         let r = cubeport::matmul_into(

@@ -20,6 +20,11 @@ pub struct TcConfig {
     pub frags_n: usize,
     /// Depth of one shared tile (a multiple of 16).
     pub bk: usize,
+    /// Elements per 16-byte vector of the input dtype (8 for f16/bf16, 4 for f32): the unit of
+    /// global and shared accesses, and each shared row's padding.
+    pub vec: usize,
+    /// Depth of one fragment: 16 for f16/bf16, 8 for TF32 (WMMA 16 × 16 × 8).
+    pub kf: usize,
     /// The plane width (32: WMMA is a warp operation).
     pub plane: usize,
     /// Cubes cover the output in column strips this many block-rows tall (1: the launch
@@ -77,35 +82,36 @@ pub(super) struct Place {
     pub(super) b_sc: usize,
 }
 
-/// This unit's share of the A tile at depth `k0`, as 8-wide vectors along k (zero outside).
+/// This unit's share of the A tile at depth `k0`, as `vec`-wide (16-byte) vectors along k
+/// (zero outside).
 #[cube]
-fn fetch_a8<F: Float, NA: Size>(
+fn fetch_a8<F: Float, NA: Size, NV: Size>(
     a: &Array<Vector<F, NA>>,
-    regs: &mut Array<Vector<F, Const<8>>>,
+    regs: &mut Array<Vector<F, NV>>,
     p: &Place,
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(cfg.bk / 8);
+    let per_row = comptime!(cfg.bk / cfg.vec);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+    for l in 0..comptime!(bm * cfg.bk / cfg.vec / units) {
         let s = UNIT_POS as usize + l * units;
         let r = p.row0 + s / per_row;
-        let kk = k0 + (s % per_row) * 8;
-        let mut v = Vector::<F, Const<8>>::empty().fill(F::new(0.0));
+        let kk = k0 + (s % per_row) * cfg.vec;
+        let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.a_vec) {
             if r < p.m && kk < p.k {
-                let t = a[(p.a_base + r * p.a_sr + kk) / 8];
+                let t = a[(p.a_base + r * p.a_sr + kk) / cfg.vec];
                 #[unroll]
-                for j in 0..8usize {
+                for j in 0..cfg.vec {
                     v[j] = t[j];
                 }
             }
         } else {
             #[unroll]
-            for j in 0..8usize {
+            for j in 0..cfg.vec {
                 let mut x = F::new(0.0);
                 if r < p.m && kk + j < p.k {
                     x = a[p.a_base + r * p.a_sr + (kk + j) * p.a_sc][0];
@@ -117,35 +123,36 @@ fn fetch_a8<F: Float, NA: Size>(
     }
 }
 
-/// This unit's share of the B tile at depth `k0`, as 8-wide vectors along n (zero outside).
+/// This unit's share of the B tile at depth `k0`, as `vec`-wide vectors along n (zero
+/// outside).
 #[cube]
-fn fetch_b8<F: Float, NB: Size>(
+fn fetch_b8<F: Float, NB: Size, NV: Size>(
     b: &Array<Vector<F, NB>>,
-    regs: &mut Array<Vector<F, Const<8>>>,
+    regs: &mut Array<Vector<F, NV>>,
     p: &Place,
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(bn / 8);
+    let per_row = comptime!(bn / cfg.vec);
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+    for l in 0..comptime!(cfg.bk * bn / cfg.vec / units) {
         let s = UNIT_POS as usize + l * units;
         let kk = k0 + s / per_row;
-        let col = p.col0 + (s % per_row) * 8;
-        let mut v = Vector::<F, Const<8>>::empty().fill(F::new(0.0));
+        let col = p.col0 + (s % per_row) * cfg.vec;
+        let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.b_vec) {
             if kk < p.k && col < p.n {
-                let t = b[(p.b_base + kk * p.b_sr + col) / 8];
+                let t = b[(p.b_base + kk * p.b_sr + col) / cfg.vec];
                 #[unroll]
-                for j in 0..8usize {
+                for j in 0..cfg.vec {
                     v[j] = t[j];
                 }
             }
         } else {
             #[unroll]
-            for j in 0..8usize {
+            for j in 0..cfg.vec {
                 let mut x = F::new(0.0);
                 if kk < p.k && col + j < p.n {
                     x = b[p.b_base + kk * p.b_sr + (col + j) * p.b_sc][0];
@@ -157,41 +164,43 @@ fn fetch_b8<F: Float, NB: Size>(
     }
 }
 
-/// Stores fetched vectors into shared stage `stage`: A as `[bm][bk + PAD]`, B as
-/// `[bk][bn + PAD]` (row-major, in 8-wide vectors).
+/// Stores fetched vectors into shared stage `stage`: A as `[bm][bk + vec]`, B as
+/// `[bk][bn + vec]` (row-major, in `vec`-wide vectors; one vector of padding per row).
 #[cube]
-fn stash8<F: Float>(
-    ra: &Array<Vector<F, Const<8>>>,
-    rb: &Array<Vector<F, Const<8>>>,
-    a_s: &mut SharedMemory<Vector<F, Const<8>>>,
-    b_s: &mut SharedMemory<Vector<F, Const<8>>>,
+fn stash8<F: Float, NV: Size>(
+    ra: &Array<Vector<F, NV>>,
+    rb: &Array<Vector<F, NV>>,
+    a_s: &mut SharedMemory<Vector<F, NV>>,
+    b_s: &mut SharedMemory<Vector<F, NV>>,
     stage: usize,
     #[comptime] cfg: TcConfig,
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + PAD) / 8);
-    let b_row = comptime!((bn + PAD) / 8);
-    let a_off = stage * comptime!(bm * (cfg.bk + PAD) / 8);
-    let b_off = stage * comptime!(cfg.bk * (bn + PAD) / 8);
+    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.vec);
+    let b_row = comptime!((bn + cfg.vec) / cfg.vec);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.vec);
+    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.vec);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+    for l in 0..comptime!(bm * cfg.bk / cfg.vec / units) {
         let s = UNIT_POS as usize + l * units;
-        a_s[a_off + (s / comptime!(cfg.bk / 8)) * a_row + s % comptime!(cfg.bk / 8)] = ra[l];
+        a_s[a_off + (s / comptime!(cfg.bk / cfg.vec)) * a_row + s % comptime!(cfg.bk / cfg.vec)] =
+            ra[l];
     }
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+    for l in 0..comptime!(cfg.bk * bn / cfg.vec / units) {
         let s = UNIT_POS as usize + l * units;
-        b_s[b_off + (s / comptime!(bn / 8)) * b_row + s % comptime!(bn / 8)] = rb[l];
+        b_s[b_off + (s / comptime!(bn / cfg.vec)) * b_row + s % comptime!(bn / cfg.vec)] = rb[l];
     }
 }
 
-/// `acc += A_stage · B_stage` for this plane's fragments.
+/// `acc += A_stage · B_stage` for this plane's fragments (`FT`: the fragment type — the input
+/// dtype, or TF32 for f32 inputs; `16 × 16 × kf` WMMA shapes).
 #[cube]
-pub(super) fn multiply_tc<F: Float>(
-    a_s: &SharedMemory<Vector<F, Const<8>>>,
-    b_s: &SharedMemory<Vector<F, Const<8>>>,
+pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
+    a_s: &SharedMemory<Vector<F, NV>>,
+    b_s: &SharedMemory<Vector<F, NV>>,
     acc: &Sequence<cmma::Matrix<f32>>,
     stage: usize,
     wm: usize,
@@ -200,54 +209,55 @@ pub(super) fn multiply_tc<F: Float>(
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + PAD) / 8);
-    let b_row = comptime!((bn + PAD) / 8);
-    let a_off =
-        stage * comptime!(bm * (cfg.bk + PAD) / 8) + wm * comptime!(16 * cfg.frags_m) * a_row;
-    let b_off = stage * comptime!(cfg.bk * (bn + PAD) / 8) + wn * comptime!(2 * cfg.frags_n);
-    let span_a = comptime!((15 * (cfg.bk + PAD) + 16) / 8);
-    let span_b = comptime!((15 * (bn + PAD) + 16) / 8);
+    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.vec);
+    let b_row = comptime!((bn + cfg.vec) / cfg.vec);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.vec)
+        + wm * comptime!(16 * cfg.frags_m) * a_row;
+    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.vec)
+        + wn * comptime!(16 * cfg.frags_n / cfg.vec);
+    let span_a = comptime!((15 * (cfg.bk + cfg.vec) + cfg.kf) / cfg.vec);
+    let span_b = comptime!(((cfg.kf - 1) * (bn + cfg.vec) + 16) / cfg.vec);
     #[unroll]
-    for ks in 0..comptime!(cfg.bk / 16) {
-        let mut fa = Sequence::<cmma::Matrix<F>>::new();
-        let mut fb = Sequence::<cmma::Matrix<F>>::new();
+    for ks in 0..comptime!(cfg.bk / cfg.kf) {
+        let mut fa = Sequence::<cmma::Matrix<FT>>::new();
+        let mut fb = Sequence::<cmma::Matrix<FT>>::new();
         #[unroll]
         for i in 0..cfg.frags_m {
-            let start = a_off + i * 16 * a_row + ks * 2;
+            let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / cfg.vec);
             // SAFETY: loaded in full on the next line before any use.
             let frag = unsafe {
-                cmma::Matrix::<F>::uninitialized(
+                cmma::Matrix::<FT>::uninitialized(
                     cmma::MatrixIdent::A,
                     16usize,
                     16usize,
-                    16usize,
+                    cfg.kf,
                     cmma::MatrixLayout::RowMajor,
                 )
             };
             cmma::load(
                 &frag,
                 &a_s.slice(start, start + span_a),
-                comptime!((cfg.bk + PAD) as u32),
+                comptime!((cfg.bk + cfg.vec) as u32),
             );
             fa.push(frag);
         }
         #[unroll]
         for j in 0..cfg.frags_n {
-            let start = b_off + ks * 16 * b_row + j * 2;
+            let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / cfg.vec);
             // SAFETY: loaded in full on the next line before any use.
             let frag = unsafe {
-                cmma::Matrix::<F>::uninitialized(
+                cmma::Matrix::<FT>::uninitialized(
                     cmma::MatrixIdent::B,
                     16usize,
                     16usize,
-                    16usize,
+                    cfg.kf,
                     cmma::MatrixLayout::RowMajor,
                 )
             };
             cmma::load(
                 &frag,
                 &b_s.slice(start, start + span_b),
-                comptime!((bn + PAD) as u32),
+                comptime!((bn + cfg.vec) as u32),
             );
             fb.push(frag);
         }
@@ -256,7 +266,7 @@ pub(super) fn multiply_tc<F: Float>(
             #[unroll]
             for j in 0..cfg.frags_n {
                 let c = &acc[i * cfg.frags_n + j];
-                cmma::execute::<F, F, f32, f32>(&fa[i], &fb[j], c, c);
+                cmma::execute::<FT, FT, f32, f32>(&fa[i], &fb[j], c, c);
             }
         }
     }
@@ -276,7 +286,15 @@ pub(super) fn multiply_tc<F: Float>(
 /// flags; the device has 16×16×16 cmma for `F` with f32 accumulators and planes of `plane`.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_tc_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
+pub fn matmul_tc_kernel<
+    F: Float,
+    FT: Float,
+    NA: Size,
+    NB: Size,
+    NV: Size,
+    NC: Size,
+    A: Activation,
+>(
     a: &Array<Vector<F, NA>>,
     b: &Array<Vector<F, NB>>,
     bias: &Array<F>,
@@ -293,10 +311,12 @@ pub fn matmul_tc_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let mut a_s = SharedMemory::<Vector<F, Const<8>>>::new(comptime!(2 * bm * (cfg.bk + PAD) / 8));
-    let mut b_s = SharedMemory::<Vector<F, Const<8>>>::new(comptime!(2 * cfg.bk * (bn + PAD) / 8));
-    let mut ra = Array::<Vector<F, Const<8>>>::new(comptime!(bm * cfg.bk / 8 / units));
-    let mut rb = Array::<Vector<F, Const<8>>>::new(comptime!(cfg.bk * bn / 8 / units));
+    let mut a_s =
+        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * bm * (cfg.bk + cfg.vec) / cfg.vec));
+    let mut b_s =
+        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / cfg.vec));
+    let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.vec / units));
+    let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.vec / units));
     let z = CUBE_POS_Z as usize;
     let p = Place {
         a_base: z * a_strides[0],
@@ -321,30 +341,30 @@ pub fn matmul_tc_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
             cmma::MatrixIdent::Accumulator,
             16usize,
             16usize,
-            16usize,
+            cfg.kf,
             cmma::MatrixLayout::Undefined,
             0.0,
         ));
     }
     let tiles = k.div_ceil(cfg.bk);
 
-    fetch_a8::<F, NA>(a, &mut ra, &p, 0, cfg);
-    fetch_b8::<F, NB>(b, &mut rb, &p, 0, cfg);
-    stash8::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
+    fetch_a8::<F, NA, NV>(a, &mut ra, &p, 0, cfg);
+    fetch_b8::<F, NB, NV>(b, &mut rb, &p, 0, cfg);
+    stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
     if tiles > 1 {
-        fetch_a8::<F, NA>(a, &mut ra, &p, cfg.bk, cfg);
-        fetch_b8::<F, NB>(b, &mut rb, &p, cfg.bk, cfg);
+        fetch_a8::<F, NA, NV>(a, &mut ra, &p, cfg.bk, cfg);
+        fetch_b8::<F, NB, NV>(b, &mut rb, &p, cfg.bk, cfg);
     }
     sync_cube();
     for t in 0..tiles {
-        multiply_tc::<F>(&a_s, &b_s, &acc, t % 2, wm, wn, cfg);
+        multiply_tc::<F, FT, NV>(&a_s, &b_s, &acc, t % 2, wm, wn, cfg);
         if t + 1 < tiles {
-            stash8::<F>(&ra, &rb, &mut a_s, &mut b_s, (t + 1) % 2, cfg);
+            stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, (t + 1) % 2, cfg);
         }
         sync_cube();
         if t + 2 < tiles {
-            fetch_a8::<F, NA>(a, &mut ra, &p, (t + 2) * cfg.bk, cfg);
-            fetch_b8::<F, NB>(b, &mut rb, &p, (t + 2) * cfg.bk, cfg);
+            fetch_a8::<F, NA, NV>(a, &mut ra, &p, (t + 2) * cfg.bk, cfg);
+            fetch_b8::<F, NB, NV>(b, &mut rb, &p, (t + 2) * cfg.bk, cfg);
         }
     }
 

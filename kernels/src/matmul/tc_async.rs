@@ -4,22 +4,22 @@
 //! holds the pipeline, not a block of f32 outputs).
 
 use super::epilogue;
-use super::tc::{PAD, Place, TcConfig, multiply_tc};
+use super::tc::{Place, TcConfig, multiply_tc};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
 
 /// Issues this unit's async copies of the A and B tiles at depth `k0` into shared stage
-/// `stage` (same layouts as the register-staged kernel: A `[bm][bk + PAD]`, B `[bk][bn + PAD]`).
-/// Each copy is one 16-byte vector, zero-filled when it lies outside the problem (its source
+/// `stage` (same layouts as the register-staged kernel: A `[bm][bk + vec]`, B `[bk][bn + vec]`
+/// in `vec`-wide vectors). Each copy is one 16-byte vector, zero-filled when it lies outside the problem (its source
 /// then points at the operand's first vector and reads nothing).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn issue_tiles<F: Float, NA: Size, NB: Size>(
+pub(super) fn issue_tiles<F: Float, NA: Size, NB: Size, NV: Size>(
     a: &Array<Vector<F, NA>>,
     b: &Array<Vector<F, NB>>,
-    a_s: &mut SharedMemory<Vector<F, Const<8>>>,
-    b_s: &mut SharedMemory<Vector<F, Const<8>>>,
+    a_s: &mut SharedMemory<Vector<F, NV>>,
+    b_s: &mut SharedMemory<Vector<F, NV>>,
     p: &Place,
     k0: usize,
     stage: usize,
@@ -28,42 +28,43 @@ pub(super) fn issue_tiles<F: Float, NA: Size, NB: Size>(
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + PAD) / 8);
-    let b_row = comptime!((bn + PAD) / 8);
-    let a_off = stage * comptime!(bm * (cfg.bk + PAD) / 8);
-    let b_off = stage * comptime!(cfg.bk * (bn + PAD) / 8);
-    let per_a = comptime!(cfg.bk / 8);
-    let per_b = comptime!(bn / 8);
+    let v = cfg.vec;
+    let a_row = comptime!((cfg.bk + v) / v);
+    let b_row = comptime!((bn + v) / v);
+    let a_off = stage * comptime!(bm * (cfg.bk + v) / v);
+    let b_off = stage * comptime!(cfg.bk * (bn + v) / v);
+    let per_a = comptime!(cfg.bk / v);
+    let per_b = comptime!(bn / v);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / 8 / units) {
+    for l in 0..comptime!(bm * cfg.bk / v / units) {
         let s = UNIT_POS as usize + l * units;
         let (lr, lk) = (s / per_a, s % per_a);
         let r = p.row0 + lr;
-        let kk = k0 + lk * 8;
+        let kk = k0 + lk * v;
         let inside = r < p.m && kk < p.k;
-        let src = select(inside, (p.a_base + r * p.a_sr + kk) / 8, 0usize);
+        let src = select(inside, (p.a_base + r * p.a_sr + kk) / v, 0usize);
         let len = select(inside, 1usize, 0usize);
         let dst = a_off + lr * a_row + lk;
         copy_async_checked(
             &a.slice(src, src + len),
             &mut a_s.slice_mut(dst, dst + 1).downcast(),
-            8u32,
+            comptime!(v as u32),
         );
     }
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / 8 / units) {
+    for l in 0..comptime!(cfg.bk * bn / v / units) {
         let s = UNIT_POS as usize + l * units;
         let (lk, lc) = (s / per_b, s % per_b);
         let kk = k0 + lk;
-        let col = p.col0 + lc * 8;
+        let col = p.col0 + lc * v;
         let inside = kk < p.k && col < p.n;
-        let src = select(inside, (p.b_base + kk * p.b_sr + col) / 8, 0usize);
+        let src = select(inside, (p.b_base + kk * p.b_sr + col) / v, 0usize);
         let len = select(inside, 1usize, 0usize);
         let dst = b_off + lk * b_row + lc;
         copy_async_checked(
             &b.slice(src, src + len),
             &mut b_s.slice_mut(dst, dst + 1).downcast(),
-            8u32,
+            comptime!(v as u32),
         );
     }
 }
@@ -120,7 +121,7 @@ pub(super) fn wait_stage(
 /// planes of 32 and `copy_async`.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
+pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size, A: Activation>(
     a: &Array<Vector<F, NA>>,
     b: &Array<Vector<F, NB>>,
     bias: &Array<F>,
@@ -139,9 +140,9 @@ pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activat
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let planes = comptime!(cfg.warps_m * cfg.warps_n);
     let mut a_s =
-        SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * bm * (cfg.bk + PAD) / 8));
+        SharedMemory::<Vector<F, NA>>::new(comptime!(stages * bm * (cfg.bk + cfg.vec) / cfg.vec));
     let mut b_s =
-        SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * cfg.bk * (bn + PAD) / 8));
+        SharedMemory::<Vector<F, NA>>::new(comptime!(stages * cfg.bk * (bn + cfg.vec) / cfg.vec));
     let mut bars = Sequence::<Shared<Barrier>>::new();
     #[unroll]
     for _ in 0..stages {
@@ -172,7 +173,7 @@ pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activat
             cmma::MatrixIdent::Accumulator,
             16usize,
             16usize,
-            16usize,
+            cfg.kf,
             cmma::MatrixLayout::Undefined,
             0.0,
         ));
@@ -182,7 +183,7 @@ pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activat
     #[unroll]
     for s in 0..comptime!(stages - 1) {
         if s < tiles {
-            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, s * cfg.bk, s, cfg);
+            issue_tiles::<F, NA, NB, NA>(a, b, &mut a_s, &mut b_s, &p, s * cfg.bk, s, cfg);
         }
         commit_arrive(&bars, s, stages);
     }
@@ -193,10 +194,19 @@ pub fn matmul_tc_async_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activat
         let next = t + comptime!(stages - 1);
         let next_stage = next % stages;
         if next < tiles {
-            issue_tiles::<F, NA, NB>(a, b, &mut a_s, &mut b_s, &p, next * cfg.bk, next_stage, cfg);
+            issue_tiles::<F, NA, NB, NA>(
+                a,
+                b,
+                &mut a_s,
+                &mut b_s,
+                &p,
+                next * cfg.bk,
+                next_stage,
+                cfg,
+            );
         }
         commit_arrive(&bars, next_stage, stages);
-        multiply_tc::<F>(&a_s, &b_s, &acc, stage, wm, wn, cfg);
+        multiply_tc::<F, FT, NA>(&a_s, &b_s, &acc, stage, wm, wn, cfg);
     }
 
     // Epilogue, one fragment at a time through this plane's 16 × 16 scratch tile.

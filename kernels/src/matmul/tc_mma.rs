@@ -220,6 +220,7 @@ fn mma_step<F: Float, NA: Size, NB: Size, NC: Size>(
 /// Two register sets of fragments (`frags_m` A and `2·frags_n` B), so the loads of one 16-deep
 /// step overlap the products of the one before.
 #[cube]
+#[allow(clippy::type_complexity)]
 fn frag_buffers<F: Float, NA: Size, NB: Size>(
     def: &cmma::MmaDefinition<F, F, f32>,
     #[comptime] cfg: TcConfig,

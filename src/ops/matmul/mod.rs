@@ -22,6 +22,7 @@ mod spec;
 
 use crate::ops::activation::launch::Act;
 use crate::ops::{expect_dtype_supported, not_float};
+use crate::reference::Tolerance;
 use crate::{Activation, Caps, DType, DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -86,6 +87,9 @@ pub struct TcShape {
     /// launch order), so the cubes resident at once share A and B tiles in L2; manual-MMA
     /// kernel only. Written `_g<group>` after the stages.
     pub group: u16,
+    /// f32 inputs on TF32 tensor cores (WMMA 16 × 16 × 8: 10-bit mantissas, f32 accumulation),
+    /// the explicit opt-in: never chosen automatically, only when forced. Written `_tf32` last.
+    pub tf32: bool,
 }
 
 impl TcShape {
@@ -105,6 +109,12 @@ impl TcShape {
     pub const T128X256_A3: TcShape = TcShape::T128X256.with_async(3);
     /// [`TcShape::T128X256_A3`] with manual MMA fragments (`ldmatrix` for bf16 as for f16).
     pub const T128X256_A3_MMA: TcShape = TcShape::T128X256_A3.with_mma();
+    /// 128 × 256 blocks of 2 × 4 planes (64 × 64 each), 64-deep tiles, three `cp.async`
+    /// stages, manual MMA: the automatic choice for f16 and bf16 on large products.
+    pub const T128X256X64_A3_MMA: TcShape = TcShape::new(2, 4, 4, 4, 64).with_async(3).with_mma();
+    /// [`TcShape::T128_W4X2_A3`] on TF32 tensor cores for f32 inputs (the opt-in; see
+    /// [`TcShape::tf32`]).
+    pub const T128_W4X2_A3_TF32: TcShape = TcShape::T128_W4X2_A3.with_tf32();
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -117,7 +127,13 @@ impl TcShape {
             stages: 0,
             mma: false,
             group: 0,
+            tf32: false,
         }
+    }
+
+    /// The same tiles for f32 inputs on TF32 tensor cores (see [`TcShape::tf32`]).
+    pub const fn with_tf32(self) -> Self {
+        TcShape { tf32: true, ..self }
     }
 
     /// The same tiles with cubes grouped into strips of `group` block-rows (see
@@ -155,7 +171,9 @@ impl TcShape {
     /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
-        let stage = (bm * (bk + 8) + bk * (bn + 8)) * dtype.size();
+        // Rows padded by one 16-byte vector.
+        let pad = 16 / dtype.size();
+        let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
         if self.stages == 0 {
             2 * stage + bm * (bn + 4) * 4
         } else if self.mma {
@@ -176,6 +194,7 @@ impl TcShape {
             stages,
             mma,
             group,
+            tf32,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
@@ -183,6 +202,22 @@ impl TcShape {
         if mma && stages == 0 {
             return Err(format!(
                 "{self}: manual MMA fragments run only in the cp.async pipeline (_a<stages>)"
+            ));
+        }
+        if tf32 && mma {
+            return Err(format!(
+                "{self}: TF32 runs through WMMA (16 × 16 × 8); manual MMA fragments are f16/bf16 only"
+            ));
+        }
+        if tf32 != (dtype == DType::F32) {
+            return Err(format!(
+                "{self}: {} inputs; TF32 shapes (_tf32) take f32, the others f16/bf16",
+                dtype
+            ));
+        }
+        if tf32 && !caps.tf32 {
+            return Err(format!(
+                "{self}: the device has no TF32 tensor cores (cmma 16 × 16 × 8, f32 accumulators)"
             ));
         }
         if group > 1 && !mma {
@@ -211,7 +246,11 @@ impl TcShape {
             ));
         }
         let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
-        if (bm * bk / 8) % units != 0 || (bk * bn / 8) % units != 0 || (bm * bn / 4) % units != 0 {
+        let vec = 16 / dtype.size();
+        if !(bm * bk / vec).is_multiple_of(units)
+            || !(bk * bn / vec).is_multiple_of(units)
+            || !(bm * bn / 4).is_multiple_of(units)
+        {
             return Err(format!(
                 "{self}: the {units} units must divide the tiles' 8-wide vectors and the block's 4-wide output groups"
             ));
@@ -247,12 +286,17 @@ impl TcShape {
         if same.check(caps, dtype).is_ok() {
             same
         } else {
-            TcShape::T128_W4X2
+            TcShape {
+                tf32: self.tf32,
+                ..TcShape::T128_W4X2
+            }
         }
     }
 
-    fn config(&self, bias: bool, a_vec: bool, b_vec: bool, c_vec: bool) -> TcConfig {
+    fn config(&self, dtype: DType, bias: bool, a_vec: bool, b_vec: bool, c_vec: bool) -> TcConfig {
         TcConfig {
+            vec: 16 / dtype.size(),
+            kf: if self.tf32 { 8 } else { 16 },
             warps_m: self.warps_m as usize,
             warps_n: self.warps_n as usize,
             frags_m: self.frags_m as usize,
@@ -288,6 +332,9 @@ impl fmt::Display for TcShape {
         if self.mma {
             write!(f, "_mma")?;
         }
+        if self.tf32 {
+            write!(f, "_tf32")?;
+        }
         Ok(())
     }
 }
@@ -295,17 +342,21 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma]` (as
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]` (as
     /// printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]"
             )
         };
-        let (body, mma) = match s.strip_suffix("_mma") {
+        let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
+        };
+        let (body, mma) = match s_body.strip_suffix("_mma") {
+            Some(b) => (b, true),
+            None => (s_body, false),
         };
         let (block, warps) = body
             .strip_prefix("tc")
@@ -335,6 +386,7 @@ impl std::str::FromStr for TcShape {
         let mut shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
         shape.mma = mma;
         shape.group = group;
+        shape.tf32 = tf32;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -559,7 +611,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 18] = [
+    pub const ALL: [MatmulVariant; 19] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -581,8 +633,18 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X256),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3),
         MatmulVariant::Tc(TcShape::T128X256_A3),
-        MatmulVariant::Tc(TcShape::T128X256_A3_MMA),
+        MatmulVariant::Tc(TcShape::T128X256X64_A3_MMA),
+        MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
     ];
+
+    /// How close this variant's entries must come to the f64 reference:
+    /// [`Tolerance::matmul_tf32`] for the TF32 shapes, else [`Tolerance::matmul`].
+    pub fn tolerance(&self, dtype: DType, k: usize, sum_abs: f64) -> Tolerance {
+        match self {
+            MatmulVariant::Tc(s) if s.tf32 => Tolerance::matmul_tf32(k, sum_abs),
+            _ => Tolerance::matmul(dtype, k, sum_abs),
+        }
+    }
 
     /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
     /// tensor cores and 32-wide planes; the others: everywhere the dtype runs).
@@ -594,6 +656,12 @@ impl MatmulVariant {
                     && caps.plane.fixed_width() == Some(32)
             }
             MatmulVariant::Simt(shape) => shape.check(caps, dtype).is_ok(),
+            MatmulVariant::Tc(shape) if shape.tf32 => {
+                caps.tf32
+                    && dtype == DType::F32
+                    && caps.plane.fixed_width() == Some(32)
+                    && shape.check(caps, dtype).is_ok()
+            }
             MatmulVariant::Tc(shape) => {
                 MatmulVariant::Cmma.runs_on(caps, dtype) && shape.check(caps, dtype).is_ok()
             }
@@ -603,8 +671,7 @@ impl MatmulVariant {
 
     /// The automatic choice, from the H200 sweeps of 2026-12-01 (BENCHMARKS.md): the tiled
     /// tensor-core kernel for f16/bf16 where tensor cores exist — with `cp.async`,
-    /// `tc128x256x32_w2x4_a3` (bf16: `tc128x256x32_w2x4_a3_mma`, manual MMA) where 128 × 256
-    /// blocks fill the device, else
+    /// `tc128x256x64_w2x4_a3_mma` (manual MMA) where 128 × 256 blocks fill the device, else
     /// `tc128x128x32_w4x2_a3` (register-staged `tc128x128x32_w4x2` without `cp.async`);
     /// `tc64x128x32_w2x2` when 128-blocks would not fill the device; the caller applies
     /// [`MatmulVariant::for_layout`] for operands that are not 16-byte vectors — otherwise the vectorized
@@ -615,19 +682,13 @@ impl MatmulVariant {
         let fill = caps.num_sms.map_or(64, |s| s as usize);
         if MatmulVariant::Cmma.runs_on(caps, dtype) {
             // The cp.async pipeline where the device has it (H200, 8192³, same process as
-            // cuBLAS and cubek: 128 × 256 in three stages f16 261.5, bf16 211.6 TFLOP/s;
-            // 128 × 128 in three stages 245.3 / 174.6; the register-staged 128 × 128 of 4 × 2
-            // planes 212.6 / 143.5). bf16 takes the manual-MMA fragments (ldmatrix; WMMA's
-            // bf16 loads are plain shared loads): 265.0 against WMMA's 214.0 TFLOP/s, where f16
-            // is a little faster through WMMA (259.6 against 256.8). `for_layout` swaps the
-            // async shapes for the register-staged 128 × 128 when A or B rows are not 16-byte
-            // vectors.
+            // cuBLAS and cubek, BENCHMARKS.md Session 6: manual MMA with register double-
+            // buffered fragments, 128 × 256 × 64 in three stages f16 310.8, bf16 319.2 TFLOP/s;
+            // WMMA 128 × 256 × 32 f16 264.8, bf16 214.5). `for_layout` swaps the async shapes
+            // for the register-staged 128 × 128 when A or B rows are not 16-byte vectors.
             let fits = |s: TcShape| s.check(caps, dtype).is_ok();
-            let shape = if blocks(128, 256) >= fill
-                && dtype == DType::BF16
-                && fits(TcShape::T128X256_A3_MMA)
-            {
-                TcShape::T128X256_A3_MMA
+            let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_MMA) {
+                TcShape::T128X256X64_A3_MMA
             } else if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
                 TcShape::T128X256_A3
             } else if blocks(128, 128) >= fill {
@@ -911,6 +972,8 @@ struct Widths {
     nc: usize,
     na8: usize,
     nb8: usize,
+    /// Elements per 16-byte vector.
+    v16: usize,
 }
 
 impl Widths {
@@ -919,14 +982,15 @@ impl Widths {
         Widths {
             nb: vector_width(4, spec.b_strides, spec.n, b, elem),
             nc: vector_width(4, [0, spec.c_pitch, 1], spec.n, c, elem),
-            na8: vector_width(8, spec.a_strides, spec.k, a, elem),
-            nb8: vector_width(8, spec.b_strides, spec.n, b, elem),
+            na8: vector_width(16 / elem, spec.a_strides, spec.k, a, elem),
+            nb8: vector_width(16 / elem, spec.b_strides, spec.n, b, elem),
+            v16: 16 / elem,
         }
     }
 
     /// Whether A and B both move as 16-byte vectors (what the `cp.async` kernel copies).
     fn vec8(&self) -> bool {
-        self.na8 == 8 && self.nb8 == 8
+        self.na8 == self.v16 && self.nb8 == self.v16
     }
 }
 
@@ -959,7 +1023,13 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
-    let Widths { nb, nc, na8, nb8 } = h.widths;
+    let Widths {
+        nb,
+        nc,
+        na8,
+        nb8,
+        v16,
+    } = h.widths;
     macro_rules! go {
         ($A:ty, $scale:expr) => {{
             let (sa, sb) = (
@@ -1046,7 +1116,7 @@ fn launch<R: Runtime, E: Element>(
                         )
                     }
                     MatmulVariant::Tc(shape) if shape.mma && shape.stages > 0 && h.widths.vec8() => {
-                        let cfg = shape.config(spec.bias, true, true, false);
+                        let cfg = shape.config(spec.dtype, spec.bias, true, true, false);
                         // As the async arm below, and `TcShape::check` established manual MMA;
                         // outputs go out as scalars (`NC = 1`).
                         matmul_tc_mma_kernel::launch_unchecked::<E, $A, R>(
@@ -1072,10 +1142,10 @@ fn launch<R: Runtime, E: Element>(
                         )
                     }
                     MatmulVariant::Tc(shape) if shape.stages > 0 && h.widths.vec8() => {
-                        let cfg = shape.config(spec.bias, true, true, nc == 4);
+                        let cfg = shape.config(spec.dtype, spec.bias, true, true, nc == 4);
                         // As below, and `TcShape::check` established `copy_async` and the
                         // stage count; A and B are read as the 16-byte vectors it copies.
-                        matmul_tc_async_kernel::launch_unchecked::<E, $A, R>(
+                        matmul_tc_async_kernel::launch_unchecked::<E, E::Frag, $A, R>(
                             client,
                             count,
                             CubeDim::new_1d(shape.units() as u32),
@@ -1098,15 +1168,18 @@ fn launch<R: Runtime, E: Element>(
                         )
                     }
                     MatmulVariant::Tc(shape) => {
-                        let cfg = shape.config(spec.bias, na8 == 8, nb8 == 8, nc == 4);
+                        let cfg =
+                            shape.config(spec.dtype, spec.bias, na8 == v16, nb8 == v16, nc == 4);
                         // `TcShape::check` established the divisibility preconditions and
-                        // `runs_on` the tensor cores; the vector sizes match the flags.
-                        matmul_tc_kernel::launch_unchecked::<E, $A, R>(
+                        // `runs_on` the tensor cores (TF32 ones for f32); the vector sizes
+                        // match the flags, `v16` is the shared vector.
+                        matmul_tc_kernel::launch_unchecked::<E, E::Frag, $A, R>(
                             client,
                             count,
                             CubeDim::new_1d(shape.units() as u32),
                             na8,
                             nb8,
+                            v16,
                             nc,
                             a,
                             b,
