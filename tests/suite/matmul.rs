@@ -137,6 +137,8 @@ pub fn matmul_variant_ids_round_trip() {
         "simt128x128_8x8_s1",
         "simt128x128x8_8x8",
         "simt128x128x8_8x8_s1_x",
+        "simt128x256x16_8x16_b3",
+        "simt128x256x16_8x16_a",
         "tc128x128x32",
         "tc128x128x32_w0x2",
         "tc100x128x32_w2x4",
@@ -269,12 +271,16 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
     // Forced tile shapes that break the kernels' preconditions are refused, never launched:
     // a unit tile not a multiple of 4, a tile the units cannot share evenly, a third stage,
-    // a tensor-core depth not a multiple of 16, more shared memory than the device has.
+    // more shared memory than the device has, five cp.async stages, a cp.async depth not a
+    // multiple of 4 (and any cp.async shape without cp.async); a tensor-core depth not a
+    // multiple of 16.
     for shape in [
         SimtShape::new(128, 128, 8, 6, 8, 1),
         SimtShape::new(128, 128, 4, 8, 8, 1),
         SimtShape::new(128, 128, 8, 8, 8, 3),
         SimtShape::new(2048, 2048, 64, 64, 64, 2),
+        SimtShape::S128X256.with_async(5),
+        SimtShape::new(128, 256, 6, 8, 16, 3).with_async(3),
     ] {
         let r = cubeport::matmul_with(
             client,
@@ -338,6 +344,20 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     assert!(
         matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("multiple of 32")),
         "{shape}: {r:?}"
+    );
+    // The cp.async SIMT kernel takes f32 only (whatever the device).
+    let r = cubeport::matmul_with(
+        client,
+        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
+        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
+        None,
+        Activation::Identity,
+        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
+        MatmulVariant::Simt(SimtShape::S128X256_A3),
+    );
+    assert!(
+        matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("takes f32")),
+        "{r:?}"
     );
     // TF32 is an opt-in for f32 inputs only, through WMMA only; and only where the device
     // has TF32 tensor cores.

@@ -38,7 +38,7 @@ pub struct SimtConfig {
 /// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
 /// across × 4 down when the block allows it (a relabeling: correct for any plane width).
 #[cube]
-fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
+pub(super) fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
     let mut tx = UNIT_POS as usize % ux;
     let mut ty = UNIT_POS as usize / ux;
     if comptime!(ux.is_multiple_of(8) && uy.is_multiple_of(4)) {

@@ -8,12 +8,14 @@
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
 //! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm in the same process on the H200) |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_a<stages>` ([`SimtShape`] with `async_copy`) | the same register tiles fed by `cp.async` (f32, CUDA): A kept row-major and read 4 depths per 16-byte read, 2–4 stages on mbarriers, one barrier per tile, no register staging; other layouts run the register-staged shape | forced only: compiled and checked offline (255 registers, no spills, 2048 FMAs per 16-deep tile), not yet timed on a GPU |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 when A or B rows are not 16-byte vectors (212.6 TFLOP/s f16 at 8192³ on the H200) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | the automatic choice for f16 where the device has `cp.async` and rows are 16-byte vectors (`tc128x256x32_w2x4_a3`: f16 261.5, bf16 211.6 TFLOP/s at 8192³ on the H200; 1.05× / 0.85× cubek 0.2's best, 0.41× / 0.32× cuBLAS) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>_mma` ([`TcShape`] with `mma`) | the same `cp.async` pipeline with hand-placed fragments: cubecl's manual MMA (`ldmatrix`, `mma.sync.m16n8k16`), f32 accumulators in registers, epilogue straight from them (no scratch tile); bf16 fragments load through `ldmatrix` as f16 ones do (WMMA's bf16 loads are plain shared loads) | the automatic choice for bf16 with `cp.async` and 16-byte rows (`tc128x256x32_w2x4_a3_mma`: bf16 265.0 TFLOP/s at 8192³ on the H200, 1.06× cubek 0.2's best, 0.40× cuBLAS; f16 256.8, under WMMA's 259.6) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | `tc128x256x32_w2x4_a3`: f16 264.8, bf16 214.5 TFLOP/s at 8192³ on the H200 (the f16 choice until Session 6) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>[_g<rows>]_mma` ([`TcShape`] with `mma`) | the same `cp.async` pipeline with hand-placed fragments: cubecl's manual MMA (`ldmatrix`, `mma.sync.m16n8k16`), f32 accumulators in registers, fragments double-buffered in registers across 16-deep steps, the next tile's first fragments loaded right after the tile barrier, stages unrolled so barriers and offsets are constants, epilogue straight from the registers; `_g<rows>` walks the cubes in column strips | the automatic choice for f16 and bf16 with `cp.async` and 16-byte rows (`tc128x256x64_w2x4_a3_mma`: f16 310.8, bf16 319.2 TFLOP/s at 8192³ on the H200, 0.48× cuBLAS, 1.23× / 1.27× cubek 0.2's best) |
+//! | `tc…_tf32` ([`TcShape`] with `tf32`) | the WMMA kernels above on f32 inputs with TF32 fragments (16 × 16 × 8, 10-bit mantissas, f32 accumulation; tolerance [`Tolerance::matmul_tf32`]) | the explicit opt-in: only when forced (`tc128x128x32_w4x2_a3_tf32`); compiled and checked offline, not yet run on a GPU |
 //! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 only where no tiled tensor-core shape fits the device |
 //!
-//! f32 never runs on tensor cores (no silent TF32). Every variant accumulates in f32, handles
+//! f32 never runs on tensor cores unless a `_tf32` shape is forced (no silent TF32). Every variant accumulates in f32, handles
 //! ragged `m`, `n`, `k` (zero-filled loads, masked stores), batches with a broadcast batch of 1,
 //! and operands given by strides (transposed views need no copy). cubecl 0.10 emits WMMA /
 //! `mma.sync`, not Hopper's `wgmma`, which caps tensor-core throughput well below cuBLAS on H100/H200.
@@ -29,8 +31,8 @@ use cubecl::server::Handle;
 use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
     BlockConfig, CmmaConfig, SimtConfig, TcConfig, matmul_blocked_kernel, matmul_cmma_kernel,
-    matmul_naive_kernel, matmul_simt_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
-    matmul_tc_mma_kernel,
+    matmul_naive_kernel, matmul_simt_async_kernel, matmul_simt_kernel, matmul_tc_async_kernel,
+    matmul_tc_kernel, matmul_tc_mma_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -412,14 +414,21 @@ pub struct SimtShape {
     pub tm: u16,
     /// Columns per unit (a multiple of 4).
     pub tn: u16,
-    /// Shared stages, 1 or 2.
+    /// Shared stages: 1 or 2 through registers, or 2–4 `cp.async` stages with `async_copy`.
     pub stages: u16,
+    /// Tiles copied global → shared by `cp.async` (f32, CUDA sm ≥ 80) into `stages` stages on
+    /// mbarriers, A kept row-major: no register staging. Written `_a<stages>` for `_s<stages>`.
+    /// Operands whose rows are not 16-byte vectors run [`SimtShape::register_fallback`].
+    pub async_copy: bool,
 }
 
 impl SimtShape {
     /// 128 × 256 blocks, 8-deep tiles, 8 × 16 per unit (256 units), one stage: the choice for
     /// large f32 products (45.2 TFLOP/s at 8192³ on the H200).
     pub const S128X256: SimtShape = SimtShape::new(128, 256, 8, 8, 16, 1);
+    /// 128 × 256 blocks, 16-deep tiles, 8 × 16 per unit, three `cp.async` stages (f32 with
+    /// 16-byte rows on CUDA; forced only until it has been timed on a GPU).
+    pub const S128X256_A3: SimtShape = SimtShape::new(128, 256, 16, 8, 16, 3).with_async(3);
     /// 128 × 128 blocks, 16-deep tiles, 8 × 16 per unit (128 units), one stage (45.0 TFLOP/s).
     pub const S128_WIDE: SimtShape = SimtShape::new(128, 128, 16, 8, 16, 1);
     /// 128 × 128 blocks, 8-deep tiles, 8 × 8 per unit (256 units), double-buffered.
@@ -438,6 +447,31 @@ impl SimtShape {
             tm,
             tn,
             stages,
+            async_copy: false,
+        }
+    }
+
+    /// The same tiles through a `cp.async` pipeline of `stages` stages.
+    pub const fn with_async(self, stages: u16) -> Self {
+        SimtShape {
+            stages,
+            async_copy: true,
+            ..self
+        }
+    }
+
+    /// The register-staged shape that runs this shape's product when A or B rows are not
+    /// 16-byte vectors: the same tiles in one stage where that shape is valid, else
+    /// [`SimtShape::S128X256`]. Register-staged shapes are their own.
+    pub fn register_fallback(self, caps: &Caps, dtype: DType) -> SimtShape {
+        if !self.async_copy {
+            return self;
+        }
+        let same = SimtShape::new(self.bm, self.bn, self.bk, self.tm, self.tn, 1);
+        if same.check(caps, dtype).is_ok() {
+            same
+        } else {
+            SimtShape::S128X256
         }
     }
 
@@ -453,7 +487,12 @@ impl SimtShape {
             self.bk as usize,
             self.stages as usize,
         );
-        st * bk * (bm + 4 * SIMT_PAD + bn) * dtype.size()
+        if self.async_copy {
+            // A row-major with one 4-wide vector of padding per row.
+            st * (bm * (bk + 4) + bk * bn) * dtype.size()
+        } else {
+            st * bk * (bm + 4 * SIMT_PAD + bn) * dtype.size()
+        }
     }
 
     /// Why this shape cannot run on `caps` (the kernel's preconditions), if it cannot.
@@ -465,7 +504,25 @@ impl SimtShape {
             tm,
             tn,
             stages,
+            async_copy,
         } = *self;
+        if async_copy {
+            if dtype != DType::F32 {
+                return Err(format!("{self}: the cp.async SIMT kernel takes f32 inputs"));
+            }
+            if !(2..=4).contains(&stages) || bk % 4 != 0 {
+                return Err(format!(
+                    "{self}: cp.async stages must be 2, 3 or 4 and bk a multiple of 4"
+                ));
+            }
+            if !caps.copy_async {
+                return Err(format!(
+                    "{self}: the device has no asynchronous global-to-shared copies (cp.async)"
+                ));
+            }
+        } else if !(1..=2).contains(&stages) {
+            return Err(format!("{self}: stages must be 1 or 2"));
+        }
         if tm == 0 || tn == 0 || tm % 4 != 0 || tn % 4 != 0 {
             return Err(format!("{self}: tm and tn must be positive multiples of 4"));
         }
@@ -480,9 +537,6 @@ impl SimtShape {
             return Err(format!(
                 "{self}: the {units} units must divide the {a_slots} A and {b_slots} B vectors of a tile"
             ));
-        }
-        if !(1..=2).contains(&stages) {
-            return Err(format!("{self}: stages must be 1 or 2"));
         }
         if units > caps.max_units_per_cube as usize || units as u32 > caps.max_cube_dim[0] {
             return Err(format!(
@@ -527,17 +581,19 @@ impl fmt::Display for SimtShape {
             tm,
             tn,
             stages,
+            async_copy,
         } = self;
-        write!(f, "simt{bm}x{bn}x{bk}_{tm}x{tn}_s{stages}")
+        let kind = if *async_copy { 'a' } else { 's' };
+        write!(f, "simt{bm}x{bn}x{bk}_{tm}x{tn}_{kind}{stages}")
     }
 }
 
 impl std::str::FromStr for SimtShape {
     type Err = String;
 
-    /// Parses `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` (as printed).
+    /// Parses `simt<bm>x<bn>x<bk>_<tm>x<tn>_{s|a}<stages>` (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad = || format!("`{s}` is not simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>");
+        let bad = || format!("`{s}` is not simt<bm>x<bn>x<bk>_<tm>x<tn>_{{s|a}}<stages>");
         let rest = s.strip_prefix("simt").ok_or_else(bad)?;
         let mut parts = rest.split('_');
         let (block, unit, stages) = (
@@ -557,11 +613,18 @@ impl std::str::FromStr for SimtShape {
         };
         let b = nums(block, 3)?;
         let u = nums(unit, 2)?;
-        let st = stages
-            .strip_prefix('s')
-            .and_then(|x| x.parse::<u16>().ok())
-            .ok_or_else(bad)?;
-        Ok(SimtShape::new(b[0], b[1], b[2], u[0], u[1], st))
+        let (async_copy, st) = match stages.split_at_checked(1) {
+            Some(("s", x)) => (false, x),
+            Some(("a", x)) => (true, x),
+            _ => return Err(bad()),
+        };
+        let st = st.parse::<u16>().map_err(|_| bad())?;
+        let shape = SimtShape::new(b[0], b[1], b[2], u[0], u[1], st);
+        Ok(if async_copy {
+            shape.with_async(st)
+        } else {
+            shape
+        })
     }
 }
 
@@ -611,7 +674,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 19] = [
+    pub const ALL: [MatmulVariant; 20] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -626,6 +689,7 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S128),
         MatmulVariant::Simt(SimtShape::S128_WIDE),
         MatmulVariant::Simt(SimtShape::S128X256),
+        MatmulVariant::Simt(SimtShape::S128X256_A3),
         MatmulVariant::Cmma,
         MatmulVariant::Tc(TcShape::T64X128),
         MatmulVariant::Tc(TcShape::T128),
@@ -908,6 +972,9 @@ fn matmul_impl<R: Runtime>(
         MatmulVariant::Tc(s) if !widths.vec8() => {
             MatmulVariant::Tc(s.register_fallback(&caps, spec.dtype))
         }
+        MatmulVariant::Simt(s) if !widths.vec8() => {
+            MatmulVariant::Simt(s.register_fallback(&caps, spec.dtype))
+        }
         v => v,
     };
     let (gx, gy) = variant.grid(spec.m, spec.n);
@@ -1090,6 +1157,31 @@ fn launch<R: Runtime, E: Element>(
                             bias: spec.bias,
                         },
                     ),
+                    MatmulVariant::Simt(shape) if shape.async_copy => {
+                        let cfg = shape.config(spec.bias, true, nc == 4);
+                        // `SimtShape::check` established f32, `copy_async`, the stage count and
+                        // divisibility; the caller swapped in the register-staged shape unless
+                        // A and B rows are 16-byte vectors (`na8 = nb8 = 4`).
+                        matmul_simt_async_kernel::launch_unchecked::<E, $A, R>(
+                            client,
+                            count,
+                            CubeDim::new_1d(shape.units() as u32),
+                            na8,
+                            nc,
+                            a,
+                            b,
+                            bias,
+                            c,
+                            spec.m,
+                            spec.n,
+                            spec.k,
+                            sa,
+                            sb,
+                            spec.c_pitch,
+                            $scale,
+                            cfg,
+                        )
+                    }
                     MatmulVariant::Simt(shape) => {
                         let cfg = shape.config(spec.bias, nb == 4, nc == 4);
                         // `SimtShape::check` (run by the caller) established the config's
