@@ -4,7 +4,6 @@
 //! shared loads (f16 ones with `ldmatrix`); here both dtypes take the same instructions, and the
 //! epilogue writes straight from the accumulator registers (no shared scratch tile).
 
-use super::epilogue;
 use super::tc::{PAD, Place, TcConfig, grouped_block};
 use super::tc_async::wait_stage;
 use crate::activation::Activation;
@@ -244,14 +243,19 @@ fn frag_buffers<F: Float, NA: Size, NB: Size>(
 }
 
 /// Tensor-core product through manual MMA (`mma.sync.aligned.m16n8k16`, f16/bf16 inputs, f32
-/// accumulators), `stages` shared stages filled by `cp.async` exactly as
-/// [`fn@super::matmul_tc_async_kernel`] (same tiles, barriers and phases); fragments come from
-/// shared memory by `ldmatrix`. Each plane holds its `16·frags_m × 16·frags_n` outputs as
-/// `frags_m × 2·frags_n` m16n8 accumulators and writes them from registers: bias, activation,
-/// masked scalar stores (`NC = 1`).
-/// `CUBE_DIM = (32 · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
+/// accumulators) fed by a `cp.async` pipeline of `stages` shared stages, one mbarrier each (the
+/// layouts and zero fills of [`fn@super::matmul_tc_async_kernel`]; here the tiles run in
+/// unrolled groups of `stages`, see the loop). Fragments come from shared memory by `ldmatrix`,
+/// double-buffered in registers across 16-deep steps. Each plane holds its
+/// `16·frags_m × 16·frags_n` outputs as `frags_m × 2·frags_n` m16n8 accumulators and writes
+/// them from registers: bias, activation, masked stores of column pairs (`NC = 2` with
+/// `cfg.c_vec`) or scalars (`NC = 1`).
+/// `CUBE_DIM = (32 · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)` (visited in strips
+/// of `cfg.group` block-rows when `cfg.group > 1`).
 ///
-/// Preconditions: as [`fn@super::matmul_tc_async_kernel`] with `NC = 1`, and the device has
+/// Preconditions: `NA = NB = 8` with the layouts of [`fn@super::matmul_tc_async_kernel`];
+/// `bk` a multiple of 32 (an even number of 16-deep steps); `2 ≤ stages ≤ 4`; `NC = 2` exactly
+/// when `cfg.c_vec` (`n` and `c_pitch` even, C 4-byte aligned), else `NC = 1`; the device has
 /// manual MMA m16n8k16 for `F` with f32 accumulators (CUDA sm ≥ 80).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -439,30 +443,73 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
         wait_stage(&bars, extra % stages, ((extra / stages) % 2) as u32, stages);
     }
 
-    // Epilogue from the registers: element `e` of vector `v` of an m16n8 accumulator sits at
-    // `position_of_nth(lane, v·width + e)` within its 16 × 8 tile.
+    // Epilogue from the registers: element `q = v·width + e` of an m16n8 accumulator sits at
+    // `position_of_nth(lane, q)` within its 16 × 8 tile, the same place in every tile of a
+    // column of tiles, so each lane reads its bias entries once per column of tiles.
+    let per_tile = comptime!(acc_vectors * acc_width);
     #[unroll]
-    for i in 0..cfg.frags_m {
+    for j in 0..comptime!(2 * cfg.frags_n) {
+        let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 8;
+        let mut bv = Array::<f32>::new(per_tile);
         #[unroll]
-        for j in 0..comptime!(2 * cfg.frags_n) {
+        for q in 0..per_tile {
+            let mut x = 0.0f32;
+            if comptime!(cfg.bias) {
+                let (_, col) =
+                    def.position_of_nth(lane as u32, q as u32, cmma::MatrixIdent::Accumulator);
+                let cc = c0 + col as usize;
+                if cc < n {
+                    x = f32::cast_from(bias[cc]);
+                }
+            }
+            bv[q] = x;
+        }
+        #[unroll]
+        for i in 0..cfg.frags_m {
             let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
-            let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 8;
             let tile = acc.index(i * comptime!(2 * cfg.frags_n) + j);
             #[unroll]
             for v in 0..acc_vectors {
                 let vals = tile[v];
-                #[unroll]
-                for e in 0..acc_width {
-                    let (row, col) = def.position_of_nth(
-                        lane as u32,
-                        (v * acc_width + e) as u32,
-                        cmma::MatrixIdent::Accumulator,
-                    );
+                if comptime!(cfg.c_vec && acc_width == 2) {
+                    // The vector's two elements are neighbours in one row (`NC = 2`, `n` even,
+                    // the first column even): one 2-wide store.
+                    let q = v * 2;
+                    let (row, col) =
+                        def.position_of_nth(lane as u32, q as u32, cmma::MatrixIdent::Accumulator);
                     let r = r0 + row as usize;
                     let col = c0 + col as usize;
                     if r < m && col < n {
-                        let y = epilogue::<F, A>(vals[e], bias, col, scale, cfg.bias);
-                        c[(z * m + r) * c_pitch + col] = Vector::<F, NC>::new(y);
+                        let mut out = Vector::<F, NC>::empty();
+                        #[unroll]
+                        for e in 0..2usize {
+                            let mut x = vals[e];
+                            if comptime!(cfg.bias) {
+                                x += bv[q + e];
+                            }
+                            out[e] = F::cast_from(A::apply(x, scale));
+                        }
+                        c[((z * m + r) * c_pitch + col) / 2] = out;
+                    }
+                } else {
+                    #[unroll]
+                    for e in 0..acc_width {
+                        let q = v * acc_width + e;
+                        let (row, col) = def.position_of_nth(
+                            lane as u32,
+                            q as u32,
+                            cmma::MatrixIdent::Accumulator,
+                        );
+                        let r = r0 + row as usize;
+                        let col = c0 + col as usize;
+                        if r < m && col < n {
+                            let mut x = vals[e];
+                            if comptime!(cfg.bias) {
+                                x += bv[q];
+                            }
+                            let y = F::cast_from(A::apply(x, scale));
+                            c[(z * m + r) * c_pitch + col] = Vector::<F, NC>::new(y);
+                        }
                     }
                 }
             }

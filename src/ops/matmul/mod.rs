@@ -1037,6 +1037,8 @@ fn vector_width(
 struct Widths {
     nb: usize,
     nc: usize,
+    /// 2 where C's rows take column pairs (the manual-MMA epilogue), else 1.
+    nc2: usize,
     na8: usize,
     nb8: usize,
     /// Elements per 16-byte vector.
@@ -1049,6 +1051,7 @@ impl Widths {
         Widths {
             nb: vector_width(4, spec.b_strides, spec.n, b, elem),
             nc: vector_width(4, [0, spec.c_pitch, 1], spec.n, c, elem),
+            nc2: vector_width(2, [0, spec.c_pitch, 1], spec.n, c, elem),
             na8: vector_width(16 / elem, spec.a_strides, spec.k, a, elem),
             nb8: vector_width(16 / elem, spec.b_strides, spec.n, b, elem),
             v16: 16 / elem,
@@ -1093,6 +1096,7 @@ fn launch<R: Runtime, E: Element>(
     let Widths {
         nb,
         nc,
+        nc2,
         na8,
         nb8,
         v16,
@@ -1208,16 +1212,17 @@ fn launch<R: Runtime, E: Element>(
                         )
                     }
                     MatmulVariant::Tc(shape) if shape.mma && shape.stages > 0 && h.widths.vec8() => {
-                        let cfg = shape.config(spec.dtype, spec.bias, true, true, false);
-                        // As the async arm below, and `TcShape::check` established manual MMA;
-                        // outputs go out as scalars (`NC = 1`).
+                        let cfg = shape.config(spec.dtype, spec.bias, true, true, nc2 == 2);
+                        // As the async arm below, and `TcShape::check` established manual MMA
+                        // and an even number of 16-deep steps; outputs go out as column pairs
+                        // where C's rows allow (`nc2 = 2`), else as scalars.
                         matmul_tc_mma_kernel::launch_unchecked::<E, $A, R>(
                             client,
                             count,
                             CubeDim::new_1d(shape.units() as u32),
                             na8,
                             nb8,
-                            1,
+                            nc2,
                             a,
                             b,
                             bias,
