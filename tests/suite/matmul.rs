@@ -296,95 +296,60 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
             "{shape}: {r:?}"
         );
     }
-    let r = cubeport::matmul_with(
-        client,
-        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
-        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
-        None,
-        Activation::Identity,
-        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
-        MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)),
-    );
-    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
-    // An async pipeline of 1 or 5 stages (and any async stage count without cp.async), manual
-    // MMA fragments outside the async pipeline (and anywhere without manual MMA), a grouped
-    // cube order outside the manual-MMA kernel.
-    for shape in [
-        TcShape::T128_W4X2.with_async(1),
-        TcShape::T128_W4X2.with_async(5),
-        TcShape::T128_W4X2.with_mma(),
-        TcShape::T128_W4X2_A3.with_group(8),
-    ] {
-        let r = cubeport::matmul_with(
-            client,
-            TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
-            TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
-            None,
-            Activation::Identity,
-            TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
-            MatmulVariant::Tc(shape),
-        );
-        assert!(
-            matches!(r, Err(Error::Unsupported { .. })),
-            "{shape}: {r:?}"
-        );
-    }
-    // Manual MMA with an odd number of 16-deep steps per tile (its two fragment sets
-    // alternate), refused before any device question.
-    let shape = TcShape::new(2, 2, 2, 2, 16).with_async(3).with_mma();
-    let r = cubeport::matmul_with(
-        client,
-        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
-        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
-        None,
-        Activation::Identity,
-        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
-        MatmulVariant::Tc(shape),
-    );
-    assert!(
-        matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("multiple of 32")),
-        "{shape}: {r:?}"
-    );
-    // The cp.async SIMT kernel takes f32 only (whatever the device).
-    let r = cubeport::matmul_with(
-        client,
-        TensorRef::contiguous(a.handle(), &[3, 2], DType::F16),
-        TensorRef::contiguous(b.handle(), &[2, 7], DType::F16),
-        None,
-        Activation::Identity,
-        TensorMut::contiguous(c.handle(), &[3, 7], DType::F16),
-        MatmulVariant::Simt(SimtShape::S128X256_A3),
-    );
-    assert!(
-        matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("takes f32")),
-        "{r:?}"
-    );
-    // TF32 is an opt-in for f32 inputs only, through WMMA only; and only where the device
-    // has TF32 tensor cores.
-    for (shape, dtype, why) in [
-        (
-            TcShape::T128_W4X2_A3_TF32,
-            DType::F16,
-            "TF32 shapes (_tf32) take f32",
-        ),
-        (
-            TcShape::T128X256_A3_MMA.with_tf32(),
-            DType::F32,
-            "manual MMA fragments are f16/bf16 only",
-        ),
-    ] {
-        let r = cubeport::matmul_with(
+    // Forced tensor-core and cp.async shapes refused before any launch (on 3×2 · 2×7 views of
+    // the buffers above), with the reason where it does not depend on the device: a depth not
+    // a multiple of 16; an async pipeline of 1 or 5 stages (and any without cp.async); manual
+    // MMA fragments outside the async pipeline (and anywhere without manual MMA); a grouped
+    // cube order outside the manual-MMA kernel; manual MMA with an odd number of 16-deep steps
+    // per tile (its two fragment sets alternate); the cp.async SIMT kernel on halves; TF32
+    // shapes on halves, and TF32 through manual MMA.
+    let forced = |v: MatmulVariant, dtype: DType| {
+        cubeport::matmul_with(
             client,
             TensorRef::contiguous(a.handle(), &[3, 2], dtype),
             TensorRef::contiguous(b.handle(), &[2, 7], dtype),
             None,
             Activation::Identity,
             TensorMut::contiguous(c.handle(), &[3, 7], dtype),
-            MatmulVariant::Tc(shape),
-        );
+            v,
+        )
+    };
+    let (f16, f32) = (DType::F16, DType::F32);
+    for (v, dtype, why) in [
+        (MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 24)), f16, ""),
+        (MatmulVariant::Tc(TcShape::T128_W4X2.with_async(1)), f16, ""),
+        (MatmulVariant::Tc(TcShape::T128_W4X2.with_async(5)), f16, ""),
+        (MatmulVariant::Tc(TcShape::T128_W4X2.with_mma()), f16, ""),
+        (
+            MatmulVariant::Tc(TcShape::T128_W4X2_A3.with_group(8)),
+            f16,
+            "",
+        ),
+        (
+            MatmulVariant::Tc(TcShape::new(2, 2, 2, 2, 16).with_async(3).with_mma()),
+            f16,
+            "multiple of 32",
+        ),
+        (
+            MatmulVariant::Simt(SimtShape::S128X256_A3),
+            f16,
+            "takes f32",
+        ),
+        (
+            MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
+            f16,
+            "TF32 shapes (_tf32) take f32",
+        ),
+        (
+            MatmulVariant::Tc(TcShape::T128X256_A3_MMA.with_tf32()),
+            f32,
+            "manual MMA fragments are f16/bf16 only",
+        ),
+    ] {
+        let r = forced(v, dtype);
         assert!(
             matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains(why)),
-            "{shape} {dtype}: {r:?}"
+            "{v} {dtype}: {r:?}"
         );
     }
     if !caps.tf32 {

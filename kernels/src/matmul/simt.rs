@@ -216,6 +216,43 @@ fn multiply4<F: Float>(
     }
 }
 
+/// Writes `acc[at..at + 4]` after the epilogue to columns `col..col + 4` of output row `r`
+/// (starting at `row_start`): one 4-wide store with `cfg.c_vec` (`NC = 4`), else masked scalars.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn store_group4<F: Float, NC: Size, A: Activation>(
+    c: &mut Array<Vector<F, NC>>,
+    acc: &Array<f32>,
+    at: usize,
+    r: usize,
+    col: usize,
+    row_start: usize,
+    m: usize,
+    n: usize,
+    bias: &Array<F>,
+    scale: f32,
+    #[comptime] cfg: SimtConfig,
+) {
+    if comptime!(cfg.c_vec) {
+        if r < m && col < n {
+            let mut v = Vector::<F, NC>::empty();
+            #[unroll]
+            for j in 0..4usize {
+                v[j] = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
+            }
+            c[(row_start + col) / 4] = v;
+        }
+    } else {
+        #[unroll]
+        for j in 0..4usize {
+            if r < m && col + j < n {
+                let y = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
+                c[row_start + col + j] = Vector::<F, NC>::new(y);
+            }
+        }
+    }
+}
+
 /// Shared-memory tiled, register-blocked product with 16-byte shared reads (and 16-byte B
 /// loads and C stores where the layout allows: `NB`, `NC` = 4, else 1).
 /// `CUBE_DIM = ((bm/tm)·(bn/tn), 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
@@ -318,24 +355,7 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
             for h in 0..gb {
                 let col = o.col0 + h * comptime!(cfg.bn / gb) + tx * 4;
                 let at = (g * 4 + i) * cfg.tn + h * 4;
-                if comptime!(cfg.c_vec) {
-                    if r < m && col < n {
-                        let mut v = Vector::<F, NC>::empty();
-                        #[unroll]
-                        for j in 0..4usize {
-                            v[j] = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-                        }
-                        c[(row_start + col) / 4] = v;
-                    }
-                } else {
-                    #[unroll]
-                    for j in 0..4usize {
-                        if r < m && col + j < n {
-                            let y = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-                            c[row_start + col + j] = Vector::<F, NC>::new(y);
-                        }
-                    }
-                }
+                store_group4::<F, NC, A>(c, &acc, at, r, col, row_start, m, n, bias, scale, cfg);
             }
         }
     }

@@ -4,8 +4,8 @@
 //! 4 depths of one row per 16-byte read and takes them apart in registers, so the reads per FMA
 //! match the transposed layout of [`super::matmul_simt_kernel`].
 
-use super::epilogue;
-use super::simt::{SimtConfig, simt_unit};
+use super::simt::{SimtConfig, simt_unit, store_group4};
+use super::tc::Place;
 use super::tc_async::{commit_arrive, wait_stage};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
@@ -20,7 +20,7 @@ fn issue_simt<F: Float, NV: Size>(
     b: &Array<Vector<F, NV>>,
     a_s: &mut SharedMemory<Vector<F, NV>>,
     b_s: &mut SharedMemory<Vector<F, NV>>,
-    o: &SimtPlace,
+    o: &Place,
     k0: usize,
     stage: usize,
     #[comptime] cfg: SimtConfig,
@@ -63,20 +63,6 @@ fn issue_simt<F: Float, NV: Size>(
             4u32,
         );
     }
-}
-
-/// Where one cube's operands lie.
-#[derive(CubeType, Clone, Copy)]
-struct SimtPlace {
-    a_base: usize,
-    b_base: usize,
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    a_sr: usize,
-    b_sr: usize,
 }
 
 /// `acc += A_stage · B_stage` for this unit's `tm × tn` registers: per 4 depths, `tm` 16-byte
@@ -172,7 +158,7 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
-    let o = SimtPlace {
+    let o = Place {
         a_base: z * a_strides[0],
         b_base: z * b_strides[0],
         row0: CUBE_POS_Y as usize * cfg.bm,
@@ -181,7 +167,9 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
         n,
         k,
         a_sr: a_strides[1],
+        a_sc: a_strides[2],
         b_sr: b_strides[1],
+        b_sc: b_strides[2],
     };
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
@@ -215,24 +203,7 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
         for h in 0..gb {
             let col = o.col0 + h * comptime!(cfg.bn / gb) + tx * 4;
             let at = i * cfg.tn + h * 4;
-            if comptime!(cfg.c_vec) {
-                if r < m && col < n {
-                    let mut v = Vector::<F, NC>::empty();
-                    #[unroll]
-                    for j in 0..4usize {
-                        v[j] = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-                    }
-                    c[(row_start + col) / 4] = v;
-                }
-            } else {
-                #[unroll]
-                for j in 0..4usize {
-                    if r < m && col + j < n {
-                        let y = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-                        c[row_start + col + j] = Vector::<F, NC>::new(y);
-                    }
-                }
-            }
+            store_group4::<F, NC, A>(c, &acc, at, r, col, row_start, m, n, bias, scale, cfg);
         }
     }
 }
