@@ -158,19 +158,16 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
-    let o = Place {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * cfg.bm,
-        col0: CUBE_POS_X as usize * cfg.bn,
+    let o = Place::at(
+        &a_strides,
+        &b_strides,
+        z,
+        CUBE_POS_Y as usize * cfg.bm,
+        CUBE_POS_X as usize * cfg.bn,
         m,
         n,
         k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    };
+    );
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
 

@@ -82,6 +82,37 @@ pub(super) struct Place {
     pub(super) b_sc: usize,
 }
 
+#[cube]
+impl Place {
+    /// Batch `z`'s block at `(row0, col0)` of an `m × n × k` product with `[batch, row, col]`
+    /// element strides.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn at(
+        a_strides: &Sequence<usize>,
+        b_strides: &Sequence<usize>,
+        z: usize,
+        row0: usize,
+        col0: usize,
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Place {
+        Place {
+            a_base: z * a_strides[0],
+            b_base: z * b_strides[0],
+            row0,
+            col0,
+            m,
+            n,
+            k,
+            a_sr: a_strides[1],
+            a_sc: a_strides[2],
+            b_sr: b_strides[1],
+            b_sc: b_strides[2],
+        }
+    }
+}
+
 /// This unit's share of the A tile at depth `k0`, as `vec`-wide (16-byte) vectors along k
 /// (zero outside).
 #[cube]
@@ -318,19 +349,16 @@ pub fn matmul_tc_kernel<
     let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.vec / units));
     let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.vec / units));
     let z = CUBE_POS_Z as usize;
-    let p = Place {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * bm,
-        col0: CUBE_POS_X as usize * bn,
+    let p = Place::at(
+        &a_strides,
+        &b_strides,
+        z,
+        CUBE_POS_Y as usize * bm,
+        CUBE_POS_X as usize * bn,
         m,
         n,
         k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    };
+    );
     let plane_id = UNIT_POS as usize / cfg.plane;
     let wm = plane_id / cfg.warps_n;
     let wn = plane_id % cfg.warps_n;

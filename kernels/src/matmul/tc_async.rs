@@ -149,19 +149,16 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
         bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
     }
     let z = CUBE_POS_Z as usize;
-    let p = Place {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * bm,
-        col0: CUBE_POS_X as usize * bn,
+    let p = Place::at(
+        &a_strides,
+        &b_strides,
+        z,
+        CUBE_POS_Y as usize * bm,
+        CUBE_POS_X as usize * bn,
         m,
         n,
         k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    };
+    );
     let plane_id = UNIT_POS as usize / cfg.plane;
     let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;

@@ -287,19 +287,7 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
     }
     let z = CUBE_POS_Z as usize;
     let (by, bx) = grouped_block(cfg.group);
-    let p = Place {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: by * bm,
-        col0: bx * bn,
-        m,
-        n,
-        k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    };
+    let p = Place::at(&a_strides, &b_strides, z, by * bm, bx * bn, m, n, k);
     let plane_id = UNIT_POS as usize / cfg.plane;
     let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;
