@@ -28,7 +28,7 @@ pub struct TcConfig {
     /// The plane width (32: WMMA is a warp operation).
     pub plane: usize,
     /// Cubes cover the output in column strips this many block-rows tall (1: the launch
-    /// order); see [`grouped_block`]. Manual-MMA kernel only.
+    /// order; `grouped_block`). Manual-MMA kernel only.
     pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
