@@ -245,6 +245,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn matmul_grouped_order() {
+                let Some(c) = client("matmul_grouped_order") else { return };
+                crate::suite::matmul::grouped_order(&c);
+            }
+
+            #[test]
             fn matmul_rejects_bad_input() {
                 let Some(c) = client("matmul_rejects_bad_input") else { return };
                 crate::suite::matmul::matmul_rejects_bad_input(&c);

@@ -393,3 +393,55 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         "a rejected call wrote output"
     );
 }
+
+/// The manual-MMA kernel's grouped cube order (`_g<rows>`), run through its own remap on this
+/// backend: a permutation of the grid in which consecutive cubes go down a strip of `group`
+/// block-rows (the last strip shorter) before moving one block-column right.
+pub fn grouped_order<R: Runtime>(client: &ComputeClient<R>) {
+    for (gx, gy, group) in [
+        (5usize, 7usize, 3usize),
+        (32, 64, 8),
+        (1, 9, 4),
+        (6, 2, 16),
+        (4, 4, 2),
+    ] {
+        let mut out =
+            DeviceTensor::from_slice(client, &vec![u32::MAX; gx * gy], &[gx * gy]).unwrap();
+        // SAFETY: one cube per entry of `out`, each writing its own launch position.
+        unsafe {
+            cubeport_kernels::matmul::grouped_order_kernel::launch_unchecked::<R>(
+                client,
+                CubeCount::Static(gx as u32, gy as u32, 1),
+                CubeDim::new_1d(1),
+                ArrayArg::from_raw_parts(out.as_mut().handle().clone(), gx * gy),
+                group,
+            )
+        };
+        let order = out.to_vec(client).unwrap();
+        let mut seen = vec![false; gx * gy];
+        let mut last: Option<(usize, usize, usize)> = None;
+        for (lin, &blk) in order.iter().enumerate() {
+            let blk = blk as usize;
+            assert!(
+                blk < gx * gy && !seen[blk],
+                "{gx}x{gy} g{group}: cube {lin} got block {blk}"
+            );
+            seen[blk] = true;
+            let (by, bx) = (blk / gx, blk % gx);
+            let strip = lin / (group * gx);
+            assert_eq!(
+                by / group,
+                strip,
+                "{gx}x{gy} g{group}: cube {lin} left its strip"
+            );
+            if let Some((s, px, py)) = last.filter(|l| l.0 == strip) {
+                assert!(
+                    (bx, by) > (px, py),
+                    "{gx}x{gy} g{group}: cube {lin} out of column order"
+                );
+                let _ = s;
+            }
+            last = Some((strip, bx, by));
+        }
+    }
+}
