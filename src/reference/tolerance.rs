@@ -229,6 +229,53 @@ pub fn compare_each(
 mod tests {
     use super::*;
 
+    /// The TF32 bound admits products of operands truncated to TF32 (the hardware's worst
+    /// rounding) with room to spare, and still rejects a product missing one term.
+    #[test]
+    fn tf32_bound_admits_truncation_and_rejects_a_dropped_term() {
+        let tf32 = |x: f32| f32::from_bits(x.to_bits() & 0xFFFF_E000) as f64;
+        for (seed, k) in [
+            (1u64, 1usize),
+            (2, 9),
+            (3, 31),
+            (4, 72),
+            (5, 520),
+            (6, 2048),
+        ] {
+            let a: Vec<f32> = crate::testing::seeded(seed, 64 * k, -1.0, 1.0);
+            let b: Vec<f32> = crate::testing::seeded(seed + 100, 64 * k, -1.0, 1.0);
+            let (mut worst, mut caught) = (0.0f64, 0usize);
+            for (ra, rb) in a.chunks(k).zip(b.chunks(k)) {
+                let want: f64 = ra.iter().zip(rb).map(|(&x, &y)| x as f64 * y as f64).sum();
+                let sum_abs: f64 = ra
+                    .iter()
+                    .zip(rb)
+                    .map(|(&x, &y)| (x as f64 * y as f64).abs())
+                    .sum();
+                let got: f64 = ra.iter().zip(rb).map(|(&x, &y)| tf32(x) * tf32(y)).sum();
+                let t = Tolerance::matmul_tf32(k, sum_abs);
+                let slack = t.atol + t.rtol * want.abs();
+                worst = worst.max((got - want).abs() / slack);
+                // The same product without its largest term.
+                let big = ra
+                    .iter()
+                    .zip(rb)
+                    .map(|(&x, &y)| (x as f64 * y as f64).abs())
+                    .fold(0.0, f64::max);
+                caught += usize::from(!t.accepts(want - big.copysign(want), want) || big == 0.0);
+            }
+            assert!(
+                worst < 0.5,
+                "k {k}: truncation used {worst:.2} of the bound"
+            );
+            assert!(
+                caught >= 60,
+                "k {k}: a dropped term passed in {} of 64 rows",
+                64 - caught
+            );
+        }
+    }
+
     #[test]
     fn nan_and_inf_must_match() {
         let t = Tolerance::elementwise(DType::F32);
