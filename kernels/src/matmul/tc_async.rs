@@ -79,11 +79,17 @@ pub(super) fn commit_arrive(
     #[unroll]
     for s in 0..stages {
         if stage == s {
-            let bar = &bars[s];
-            bar.commit_copy_async();
-            let _token = bar.arrive();
+            commit_at(bars, s);
         }
     }
+}
+
+/// [`commit_arrive`] for a stage known at compile time (no dispatch over the stages).
+#[cube]
+pub(super) fn commit_at(bars: &Sequence<Shared<Barrier>>, #[comptime] stage: usize) {
+    let bar = bars.index(stage);
+    bar.commit_copy_async();
+    let _token = bar.arrive();
 }
 
 /// Waits until every unit's copies into `stage` have landed (the `phase`-parity completion of

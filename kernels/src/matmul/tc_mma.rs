@@ -5,7 +5,7 @@
 //! epilogue writes straight from the accumulator registers (no shared scratch tile).
 
 use super::tc::{PAD, Place, TcConfig, grouped_block};
-use super::tc_async::wait_stage;
+use super::tc_async::{commit_at, wait_stage};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
@@ -115,14 +115,6 @@ fn issue_planned<F: Float, NA: Size, NB: Size>(
             8u32,
         );
     }
-}
-
-/// Makes this unit's copies so far count towards stage `stage`'s barrier and arrives on it.
-#[cube]
-fn commit_at(bars: &Sequence<Shared<Barrier>>, #[comptime] stage: usize) {
-    let bar = bars.index(stage);
-    bar.commit_copy_async();
-    let _token = bar.arrive();
 }
 
 /// This plane's fragments of the 16-deep step `ks` of shared stage `stage`, written into

@@ -254,7 +254,7 @@ impl TcShape {
             || !(bm * bn / 4).is_multiple_of(units)
         {
             return Err(format!(
-                "{self}: the {units} units must divide the tiles' 8-wide vectors and the block's 4-wide output groups"
+                "{self}: the {units} units must divide the tiles' 16-byte vectors and the block's 4-wide output groups"
             ));
         }
         if units > caps.max_units_per_cube as usize || units as u32 > caps.max_cube_dim[0] {
@@ -720,11 +720,9 @@ impl MatmulVariant {
                     && caps.plane.fixed_width() == Some(32)
             }
             MatmulVariant::Simt(shape) => shape.check(caps, dtype).is_ok(),
+            // `check` holds the TF32 conditions (f32 inputs, TF32 tensor cores).
             MatmulVariant::Tc(shape) if shape.tf32 => {
-                caps.tf32
-                    && dtype == DType::F32
-                    && caps.plane.fixed_width() == Some(32)
-                    && shape.check(caps, dtype).is_ok()
+                caps.plane.fixed_width() == Some(32) && shape.check(caps, dtype).is_ok()
             }
             MatmulVariant::Tc(shape) => {
                 MatmulVariant::Cmma.runs_on(caps, dtype) && shape.check(caps, dtype).is_ok()
