@@ -128,7 +128,16 @@ pub fn matmul_matches<R: Runtime>(
 pub fn matmul_variant_ids_round_trip() {
     let grouped = MatmulVariant::Tc(TcShape::T128X256_A3_MMA.with_group(8));
     assert_eq!(grouped.to_string(), "tc128x256x32_w2x4_a3_g8_mma");
-    for v in MatmulVariant::ALL.into_iter().chain([grouped]) {
+    let simt_grouped = MatmulVariant::Simt(SimtShape::S128X256_A3.with_group(16));
+    assert_eq!(simt_grouped.to_string(), "simt128x256x16_8x16_a3_g16");
+    assert_eq!(
+        MatmulVariant::Simt(SimtShape::S128X256_G8).to_string(),
+        "simt128x256x8_8x16_s1_g8"
+    );
+    for v in MatmulVariant::ALL
+        .into_iter()
+        .chain([grouped, simt_grouped])
+    {
         assert_eq!(v.to_string().parse::<MatmulVariant>(), Ok(v), "{v}");
     }
     for bad in [
@@ -139,6 +148,11 @@ pub fn matmul_variant_ids_round_trip() {
         "simt128x128x8_8x8_s1_x",
         "simt128x256x16_8x16_b3",
         "simt128x256x16_8x16_a",
+        "simt128x256x8_8x16_s1_g1",
+        "simt128x256x8_8x16_s1_g",
+        "simt128x256x8_8x16_s1_gx",
+        "simt128x256x8_8x16_s1_g8_x",
+        "simt128x256x8_8x16_g8_s1",
         "tc128x128x32",
         "tc128x128x32_w0x2",
         "tc100x128x32_w2x4",

@@ -2,6 +2,7 @@
 //! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
 
 use super::epilogue;
+use super::tc::grouped_block;
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -27,6 +28,9 @@ pub struct SimtConfig {
     /// Shared stages: 1 (prefetch into registers, two barriers per tile) or 2 (ping-pong, one
     /// barrier per tile).
     pub stages: usize,
+    /// Cubes cover the output in column strips this many block-rows tall (1: the launch
+    /// order; see `grouped_block`).
+    pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
     /// B is read as 4-wide vectors (the launch's `NB` is 4).
@@ -299,11 +303,12 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
+    let (by, bx) = grouped_block(cfg.group);
     let o = Origin {
         a_base: z * a_strides[0],
         b_base: z * b_strides[0],
-        row0: CUBE_POS_Y as usize * cfg.bm,
-        col0: CUBE_POS_X as usize * cfg.bn,
+        row0: by * cfg.bm,
+        col0: bx * cfg.bn,
         m,
         n,
         k,

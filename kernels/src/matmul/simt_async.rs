@@ -6,6 +6,7 @@
 
 use super::simt::{SimtConfig, simt_unit, store_group4};
 use super::tc::Place;
+use super::tc::grouped_block;
 use super::tc_async::{commit_arrive, wait_stage};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
@@ -158,16 +159,8 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
         acc[i] = 0.0;
     }
     let z = CUBE_POS_Z as usize;
-    let o = Place::at(
-        &a_strides,
-        &b_strides,
-        z,
-        CUBE_POS_Y as usize * cfg.bm,
-        CUBE_POS_X as usize * cfg.bn,
-        m,
-        n,
-        k,
-    );
+    let (by, bx) = grouped_block(cfg.group);
+    let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
 
