@@ -7,11 +7,11 @@
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
-//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages | the automatic choice for f32 (`simt128x256x8_8x16_s1` for large products: 45.2 TFLOP/s, 0.88× cuBLAS sgemm in the same process on the H200) |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>[_g<rows>]` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages; `_g<rows>` walks the cubes in column strips | the automatic choice for f32 (`simt128x256x8_8x16_s1_g8` for large products: 45.5 TFLOP/s at 8192³, 0.89× cuBLAS sgemm in the same process on the H200) |
 //! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_a<stages>` ([`SimtShape`] with `async_copy`) | the same register tiles fed by `cp.async` (f32, CUDA): A kept row-major and read 4 depths per 16-byte read, 2–4 stages on mbarriers, one barrier per tile, no register staging; other layouts run the register-staged shape | forced only: compiled and checked offline (255 registers, no spills, 2048 FMAs per 16-deep tile), not yet timed on a GPU |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 when A or B rows are not 16-byte vectors (212.6 TFLOP/s f16 at 8192³ on the H200) |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | `tc128x256x32_w2x4_a3`: f16 264.8, bf16 214.5 TFLOP/s at 8192³ on the H200 (the f16 choice until Session 6) |
-//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>[_g<rows>]_mma` ([`TcShape`] with `mma`) | the same `cp.async` pipeline with hand-placed fragments: cubecl's manual MMA (`ldmatrix`, `mma.sync.m16n8k16`), f32 accumulators in registers, fragments double-buffered in registers across 16-deep steps, the next tile's first fragments loaded right after the tile barrier, stages unrolled so barriers and offsets are constants, epilogue straight from the registers; `_g<rows>` walks the cubes in column strips | the automatic choice for f16 and bf16 with `cp.async` and 16-byte rows (`tc128x256x64_w2x4_a3_mma`: f16 310.8, bf16 319.2 TFLOP/s at 8192³ on the H200, 0.48× cuBLAS, 1.23× / 1.27× cubek 0.2's best) |
+//! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>[_g<rows>]_mma` ([`TcShape`] with `mma`) | the same `cp.async` pipeline with hand-placed fragments: cubecl's manual MMA (`ldmatrix`, `mma.sync.m16n8k16`), f32 accumulators in registers, fragments double-buffered in registers across 16-deep steps, the next tile's first fragments loaded right after the tile barrier, stages unrolled so barriers and offsets are constants, epilogue straight from the registers; `_g<rows>` walks the cubes in column strips | the automatic choice for f16 and bf16 with `cp.async` and 16-byte rows (`tc128x256x64_w2x4_a3_g8_mma`: f16 319.0, bf16 336.7 TFLOP/s at 8192³ on the H200, 0.51× cuBLAS, 1.30× / 1.35× cubek 0.2's best, same process) |
 //! | `tc…_tf32` ([`TcShape`] with `tf32`) | the WMMA kernels above on f32 inputs with TF32 fragments (16 × 16 × 8, 10-bit mantissas, f32 accumulation; tolerance [`Tolerance::matmul_tf32`]) | the explicit opt-in: only when forced (`tc128x128x32_w4x2_a3_tf32`); compiled and checked offline, not yet run on a GPU |
 //! | `cmma` | tensor cores, the plain form (64 × 64 blocks, scalar loads; 42 TFLOP/s) (cubecl `cmma` → WMMA on CUDA), 64 × 64 blocks of 2 × 2 planes, f16/bf16 in, f32 accumulation | the automatic choice for f16/bf16 only where no tiled tensor-core shape fits the device |
 //!
@@ -765,20 +765,21 @@ impl MatmulVariant {
 
     /// The automatic choice, from the H200 sweeps of 2026-12-01 (BENCHMARKS.md): the tiled
     /// tensor-core kernel for f16/bf16 where tensor cores exist — with `cp.async`,
-    /// `tc128x256x64_w2x4_a3_mma` (manual MMA) where 128 × 256 blocks fill the device, else
+    /// `tc128x256x64_w2x4_a3_g8_mma` (manual MMA) where 128 × 256 blocks fill the device, else
     /// `tc128x128x32_w4x2_a3` (register-staged `tc128x128x32_w4x2` without `cp.async`);
     /// `tc64x128x32_w2x2` when 128-blocks would not fill the device; the caller applies
     /// [`MatmulVariant::for_layout`] for operands that are not 16-byte vectors — otherwise the vectorized
-    /// SIMT kernel (`simt128x256x8_8x16_s1`, `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`,
+    /// SIMT kernel (`simt128x256x8_8x16_s1_g8`, `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`,
     /// the largest whose blocks fill the device) and 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
         let blocks = |bm: usize, bn: usize| batch * m.div_ceil(bm) * n.div_ceil(bn);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
         if MatmulVariant::Cmma.runs_on(caps, dtype) {
             // The cp.async pipeline where the device has it (H200, 8192³, same process as
-            // cuBLAS and cubek, BENCHMARKS.md Session 6: manual MMA with register double-
-            // buffered fragments, 128 × 256 × 64 in three stages f16 310.8, bf16 319.2 TFLOP/s;
-            // WMMA 128 × 256 × 32 f16 264.8, bf16 214.5). `for_layout` swaps the async shapes
+            // cuBLAS and cubek, BENCHMARKS.md Sessions 6-7: manual MMA with register double-
+            // buffered fragments, 128 × 256 × 64 in three stages, cubes in strips of 8 block-
+            // rows, f16 319.0, bf16 336.7 TFLOP/s; WMMA 128 × 256 × 32 f16 264.8, bf16 214.5
+            // in session 6). `for_layout` swaps the async shapes
             // for the register-staged 128 × 128 when A or B rows are not 16-byte vectors.
             let fits = |s: TcShape| s.check(caps, dtype).is_ok();
             let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
