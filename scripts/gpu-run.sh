@@ -5,8 +5,11 @@
 #
 #   (here)  ../shared/gpu/pack.sh --tests
 #   (device) source .gpu/prelude.sh && bash scripts/gpu-run.sh [steps…]
-# steps: devices tests check bench torch sanitize sanitize-matmul variants matmul burn report
+# steps: devices tests tests-matmul check bench torch sanitize sanitize-matmul variants matmul burn report
 # (default: devices tests bench torch sanitize check)
+#   tests-matmul: the strict matmul tests of backend $TEST_BACKEND (cuda) in 7 processes at once
+#             (dtype × plain/fused, and the rest): cubecl compiles one kernel at a time per device
+#             client, so one process is compile-bound (> 530 s for cuda::matmul on the H200)
 #   variants: the matmul_variants example on CUDA (every variant's error vs f64, $MATMUL_VARIANTS extra)
 #   matmul:   bench-matmul (cubeport cases + cuBLAS + cubek when built with peer-cubek), filtered by
 #             $MATMUL_FILTER, sweeping $MATMUL_VARIANTS, peers at $PEER_SIZES
@@ -27,6 +30,21 @@ for step in $steps; do
          lib=$(grep -o '"library_path"[^,]*' "${VK_DRIVER_FILES:-/dev/null}" | cut -d'"' -f4); [ -n "$lib" ] && ldd "$(ldconfig -p | grep -m1 "$lib" | awk '{print $NF}')" ) 2>&1 | tee -a "$OUT/devices.txt"
       fi ;;
     tests) CUBEPORT_STRICT=1 .gpu/bin/main --test-threads ${TEST_THREADS:-4} ${TEST_FILTER:-} 2>&1 | grep -vE '^test .* ok$' | tee "$OUT/tests.txt" ;;
+    tests-matmul)
+      be=${TEST_BACKEND:-cuda}
+      for d in 1 2 3; do
+        for f in 1_false 2_true; do
+          skip=$([ $f = 1_false ] && echo fused_2_true || echo fused_1_false)
+          CUBEPORT_STRICT=1 ${MAIN_BIN:-.gpu/bin/main} --test-threads 2 "$be::matmul_matches_reference::dtype_$d" \
+            --skip "$skip" > "$OUT/shard-$d-$f.txt" 2>&1 &
+        done
+      done
+      CUBEPORT_STRICT=1 ${MAIN_BIN:-.gpu/bin/main} --test-threads 2 "$be::matmul" --skip "$be::matmul_matches_reference" \
+        > "$OUT/shard-rest.txt" 2>&1 &
+      wait
+      for f in "$OUT"/shard-*.txt; do echo "## $(basename "$f" .txt)"; grep -vE '^test .* ok$' "$f"; done > "$OUT/tests-matmul.txt"
+      rm -f "$OUT"/shard-*.txt
+      grep -E '^## |test result|FAILED|panicked' "$OUT/tests-matmul.txt" ;;
     check) .gpu/bin/cubeport check ${CHECK_ARGS:-} 2>&1 | tee "$OUT/check.txt" ;;
     bench) for b in .gpu/bin/bench-*; do
              case $b in
