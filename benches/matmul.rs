@@ -119,6 +119,19 @@ fn peer_sizes() -> Vec<(usize, usize, usize)> {
         .unwrap_or_else(|| cubeport::cases::matmul_sizes(Scale::Full))
 }
 
+/// The sizes cuBLAS (the anchor of every ratio) runs at: the peer sizes and every size the
+/// cubeport cases were given in `CUBEPORT_MATMUL_SIZES`, each once.
+#[cfg(feature = "cuda")]
+fn anchor_sizes() -> Vec<(usize, usize, usize)> {
+    let mut sizes = peer_sizes();
+    for s in sizes_from_env("CUBEPORT_MATMUL_SIZES").unwrap_or_default() {
+        if !sizes.contains(&s) {
+            sizes.push(s);
+        }
+    }
+    sizes
+}
+
 /// cubek 0.2's matmul on the same seeded inputs, every strategy that runs here: the
 /// same-language peer. f16/bf16 accumulate in f32; for f32 only true-f32 strategies are timed
 /// (cubek's `Auto` runs f32 on TF32 tensor cores).
@@ -296,7 +309,7 @@ fn benches(c: &mut Criterion) {
             Ok(c) => c,
             Err(e) => return eprintln!("SKIP matmul/cublas: {e}"),
         };
-        for (m, n, k) in peer_sizes() {
+        for (m, n, k) in anchor_sizes() {
             for dtype in [DType::F32, DType::F16, DType::BF16] {
                 if !only.split(',').any(|d| d == dtype.to_string()) {
                     continue;

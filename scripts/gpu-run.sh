@@ -19,7 +19,8 @@ set -uo pipefail
 OUT=${OUT:-/tmp/cubeport-out}
 mkdir -p "$OUT"
 steps=${*:-devices tests bench torch sanitize check}
-date -u +"%Y-%m-%dT%H:%M:%SZ" | tee "$OUT/date.txt"
+# Appended, so a call that runs several invocations keeps every start time.
+date -u +"%Y-%m-%dT%H:%M:%SZ $steps" | tee -a "$OUT/date.txt"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | tee -a "$OUT/date.txt"
 for step in $steps; do
   echo "=== $step"
