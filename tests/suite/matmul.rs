@@ -408,8 +408,8 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     );
 }
 
-/// The manual-MMA kernel's grouped cube order (`_g<rows>`), run through its own remap on this
-/// backend: a permutation of the grid in which consecutive cubes go down a strip of `group`
+/// The grouped cube order (`_g<rows>`) of the manual-MMA and SIMT kernels, run through their
+/// remap on this backend: a permutation of the grid in which consecutive cubes go down a strip of `group`
 /// block-rows (the last strip shorter) before moving one block-column right.
 pub fn grouped_order<R: Runtime>(client: &ComputeClient<R>) {
     for (gx, gy, group) in [
@@ -448,12 +448,11 @@ pub fn grouped_order<R: Runtime>(client: &ComputeClient<R>) {
                 strip,
                 "{gx}x{gy} g{group}: cube {lin} left its strip"
             );
-            if let Some((s, px, py)) = last.filter(|l| l.0 == strip) {
+            if let Some((_, px, py)) = last.filter(|l| l.0 == strip) {
                 assert!(
                     (bx, by) > (px, py),
                     "{gx}x{gy} g{group}: cube {lin} out of column order"
                 );
-                let _ = s;
             }
             last = Some((strip, bx, by));
         }

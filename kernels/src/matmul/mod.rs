@@ -586,9 +586,9 @@ pub fn matmul_cmma_kernel<F: Float, A: Activation>(
 }
 
 /// `order[lin] = by · CUBE_COUNT_X + bx` for the cube at launch position
-/// `lin = CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`, where `(by, bx)` is the block the manual-MMA
-/// kernel's grouped order (`group` block-rows per strip) hands that cube — so tests can check
-/// the remap on any backend. `CUBE_DIM = 1`; `order` holds the whole 2-D grid.
+/// `lin = CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`, where `(by, bx)` is the block the grouped
+/// order of the manual-MMA and SIMT kernels (`group` block-rows per strip) hands that cube — so
+/// tests can check the remap on any backend. `CUBE_DIM = 1`; `order` holds the whole 2-D grid.
 #[cube(launch_unchecked)]
 pub fn grouped_order_kernel(order: &mut Array<u32>, #[comptime] group: usize) {
     let (by, bx) = tc::grouped_block(group);

@@ -2,7 +2,7 @@
 //! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
 
 use super::epilogue;
-use super::tc::grouped_block;
+use super::tc::{Place, grouped_block};
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -56,29 +56,13 @@ pub(super) fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize,
     (tx, ty)
 }
 
-/// Where one cube's operands lie (batch offsets, block origin, problem, strides).
-#[derive(CubeType, Clone, Copy)]
-struct Origin {
-    a_base: usize,
-    b_base: usize,
-    row0: usize,
-    col0: usize,
-    m: usize,
-    n: usize,
-    k: usize,
-    a_sr: usize,
-    a_sc: usize,
-    b_sr: usize,
-    b_sc: usize,
-}
-
 /// Fetches this unit's share of the A tile at depth `k0`: each slot is 4 consecutive rows at
 /// one depth (scalar loads, any strides; zero outside the problem).
 #[cube]
 fn fetch_a4<F: Float>(
     a: &Array<F>,
     regs: &mut Array<Vector<F, Const<4>>>,
-    o: &Origin,
+    o: &Place,
     k0: usize,
     #[comptime] cfg: SimtConfig,
 ) {
@@ -108,7 +92,7 @@ fn fetch_a4<F: Float>(
 fn fetch_b4<F: Float, NB: Size>(
     b: &Array<Vector<F, NB>>,
     regs: &mut Array<Vector<F, Const<4>>>,
-    o: &Origin,
+    o: &Place,
     k0: usize,
     #[comptime] cfg: SimtConfig,
 ) {
@@ -304,19 +288,7 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     }
     let z = CUBE_POS_Z as usize;
     let (by, bx) = grouped_block(cfg.group);
-    let o = Origin {
-        a_base: z * a_strides[0],
-        b_base: z * b_strides[0],
-        row0: by * cfg.bm,
-        col0: bx * cfg.bn,
-        m,
-        n,
-        k,
-        a_sr: a_strides[1],
-        a_sc: a_strides[2],
-        b_sr: b_strides[1],
-        b_sc: b_strides[2],
-    };
+    let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
 
