@@ -320,6 +320,13 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
         }
     }
 
+    // Multiplying by a one that the compiler cannot see (k ≥ 1) gives the 4-aligned registers
+    // the vector stores need to new values, so the accumulators are not pinned to them.
+    let one = f32::cast_from(k.min(1));
+    #[unroll]
+    for i in 0..comptime!(cfg.tm * cfg.tn) {
+        acc[i] *= one;
+    }
     let ga = comptime!(cfg.tm / 4);
     let gb = comptime!(cfg.tn / 4);
     #[unroll]
