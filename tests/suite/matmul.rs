@@ -409,8 +409,8 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 /// The grouped cube order (`_g<rows>`) of the manual-MMA and SIMT kernels, run through their
-/// remap on this backend: a permutation of the grid in which consecutive cubes go down a strip of `group`
-/// block-rows (the last strip shorter) before moving one block-column right.
+/// remap on this backend: a permutation of the grid in which consecutive cubes go down a strip
+/// of `group` block-rows (the last strip shorter) before moving one block-column right.
 pub fn grouped_order<R: Runtime>(client: &ComputeClient<R>) {
     for (gx, gy, group) in [
         (5usize, 7usize, 3usize),
