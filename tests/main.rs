@@ -245,6 +245,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn matmul_stream_k() {
+                let Some(c) = client("matmul_stream_k") else { return };
+                crate::suite::matmul::matmul_stream_k(&c);
+            }
+
+            #[test]
             fn matmul_grouped_order() {
                 let Some(c) = client("matmul_grouped_order") else { return };
                 crate::suite::matmul::grouped_order(&c);

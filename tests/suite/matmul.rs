@@ -58,6 +58,7 @@ fn store<E: Element>(
     (data, shape, strides)
 }
 
+/// The automatic choice and every variant the device runs match the reference on `p`.
 pub fn matmul_matches<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
@@ -65,6 +66,25 @@ pub fn matmul_matches<R: Runtime>(
     fused: bool,
 ) {
     let caps = cubeport::caps_of(client);
+    let mut variants: Vec<Option<MatmulVariant>> = vec![None];
+    variants.extend(
+        MatmulVariant::ALL
+            .iter()
+            .filter(|v| v.runs_on(&caps, dtype))
+            .map(|&v| Some(v)),
+    );
+    variants_match(client, dtype, p, fused, &variants);
+}
+
+/// Each of `variants` (`None`: the automatic choice) matches the f64 reference on `p`, with
+/// the variant's tolerance, into a poisoned output.
+fn variants_match<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    p: Problem,
+    fused: bool,
+    variants: &[Option<MatmulVariant>],
+) {
     let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
     let batch = ba.max(bb);
     let rank3 = p.batch_a > 0 || p.batch_b > 0;
@@ -103,9 +123,7 @@ pub fn matmul_matches<R: Runtime>(
         let dbias = DeviceTensor::from_slice(client, &bias, &[p.n]).unwrap();
         let va = TensorRef::new(da.handle(), &shape_a, &strides_a, dtype);
         let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
-        let mut variants: Vec<Option<MatmulVariant>> = vec![None];
-        variants.extend(MatmulVariant::ALL.iter().filter(|v| v.runs_on(&caps, dtype)).map(|&v| Some(v)));
-        for v in variants {
+        for &v in variants {
             let mut dc = poisoned::<R, E>(client, &out_shape).unwrap();
             let bias_ref = fused.then(|| dbias.as_ref());
             let r = match v {
@@ -124,6 +142,47 @@ pub fn matmul_matches<R: Runtime>(
     })
 }
 
+/// The stream-K SIMT kernel (`_sk<cubes>`) on problems whose blocks split into whole ones and
+/// a shared tail in several ways — a tail block in 2 to 8 pieces, tails that cross batches,
+/// 4-wide and scalar B and C paths, transposed operands, and a cube count that divides the
+/// blocks (no tail: the plain kernel runs) — and with the device's SM count where it reports
+/// one.
+pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
+    let caps = cubeport::caps_of(client);
+    let sk = |p: u16| Some(MatmulVariant::Simt(SimtShape::S128X256_G8.with_stream_k(p)));
+    let device = MatmulVariant::Simt(SimtShape::S128X256_G8_SK);
+    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    for (p, fused, cubes) in [
+        // 5 × 5 blocks of 38 depth tiles: tails of 1 (2 cubes) and 4 blocks (7 cubes); 5 divides.
+        (
+            problem(0, 600, 1101, 300, false, false),
+            false,
+            vec![2, 5, 7],
+        ),
+        (problem(0, 600, 1100, 300, false, false), true, vec![7]),
+        // 3 batches × 2 × 2 blocks of 10 depth tiles; B broadcast; tails cross batches.
+        (problem(3, 130, 300, 77, false, false), true, vec![5, 8]),
+        // 3 × 3 blocks of 13 depth tiles, both operands transposed.
+        (problem(0, 257, 520, 100, true, true), false, vec![3, 4]),
+        // One block of 65 depth tiles in 8 pieces.
+        (problem(0, 72, 80, 520, false, false), true, vec![8]),
+    ] {
+        let mut variants: Vec<Option<MatmulVariant>> = cubes.into_iter().map(sk).collect();
+        if device.runs_on(&caps, DType::F32) {
+            variants.push(Some(device));
+        }
+        variants_match(client, DType::F32, p, fused, &variants);
+    }
+}
+
 /// Every variant id parses back to its variant; malformed ids are errors.
 pub fn matmul_variant_ids_round_trip() {
     let grouped = MatmulVariant::Tc(TcShape::T128X256_A3_MMA.with_group(8));
@@ -134,9 +193,15 @@ pub fn matmul_variant_ids_round_trip() {
         MatmulVariant::Simt(SimtShape::S128X256_G8).to_string(),
         "simt128x256x8_8x16_s1_g8"
     );
+    let sk7 = MatmulVariant::Simt(SimtShape::S128X256.with_stream_k(7));
+    assert_eq!(sk7.to_string(), "simt128x256x8_8x16_s1_sk7");
+    assert_eq!(
+        MatmulVariant::Simt(SimtShape::S128X256_G8_SK).to_string(),
+        "simt128x256x8_8x16_s1_g8_sk"
+    );
     for v in MatmulVariant::ALL
         .into_iter()
-        .chain([grouped, simt_grouped])
+        .chain([grouped, simt_grouped, sk7])
     {
         assert_eq!(v.to_string().parse::<MatmulVariant>(), Ok(v), "{v}");
     }
@@ -153,6 +218,12 @@ pub fn matmul_variant_ids_round_trip() {
         "simt128x256x8_8x16_s1_gx",
         "simt128x256x8_8x16_s1_g8_x",
         "simt128x256x8_8x16_g8_s1",
+        "simt128x256x8_8x16_s1_sk1",
+        "simt128x256x8_8x16_s1_sk0",
+        "simt128x256x8_8x16_s1_skx",
+        "simt128x256x8_8x16_s1_sk_g8",
+        "simt128x256x8_8x16_s1_g8_sk2_x",
+        "simt128x256x8_8x16_s1_g8_k2",
         "tc128x128x32",
         "tc128x128x32_w0x2",
         "tc100x128x32_w2x4",
@@ -316,7 +387,8 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     // MMA fragments outside the async pipeline (and anywhere without manual MMA); a grouped
     // cube order outside the manual-MMA kernel; manual MMA with an odd number of 16-deep steps
     // per tile (its two fragment sets alternate); the cp.async SIMT kernel on halves; TF32
-    // shapes on halves, and TF32 through manual MMA.
+    // shapes on halves, and TF32 through manual MMA; stream-K through the cp.async SIMT
+    // kernel, or shared by a single cube.
     let forced = |v: MatmulVariant, dtype: DType| {
         cubeport::matmul_with(
             client,
@@ -359,11 +431,30 @@ pub fn matmul_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
             f32,
             "manual MMA fragments are f16/bf16 only",
         ),
+        (
+            MatmulVariant::Simt(SimtShape::S128X256_A3.with_stream_k(4)),
+            f32,
+            "not the cp.async one",
+        ),
+        (
+            MatmulVariant::Simt(SimtShape::S128X256.with_stream_k(1)),
+            f32,
+            "at least 2 cubes",
+        ),
     ] {
         let r = forced(v, dtype);
         assert!(
             matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains(why)),
             "{v} {dtype}: {r:?}"
+        );
+    }
+    // Stream-K sized by the SM count needs a device that reports one (where one does,
+    // `matmul_stream_k` runs it).
+    if caps.num_sms.is_none() {
+        let r = forced(MatmulVariant::Simt(SimtShape::S128X256_G8_SK), f32);
+        assert!(
+            matches!(&r, Err(Error::Unsupported { reason, .. }) if reason.contains("no SM count")),
+            "{r:?}"
         );
     }
     if !caps.tf32 {

@@ -5,6 +5,7 @@
 //! | [`matmul_naive_kernel()`] | one unit per output | every operand read from global memory (L1/L2) |
 //! | [`matmul_blocked_kernel()`] | a cube per `bm × bn` block, each unit a `tm × tn` register tile | `bk`-deep tiles of A (stored transposed) and B in shared memory; optional ping-pong double buffer |
 //! | [`matmul_simt_kernel()`] | as the blocked kernel, each unit `tm × tn` in 4 × 4 groups | shared tiles stored as 4-wide vectors (16-byte reads), 16-byte B loads and C stores where the layout allows, next tile prefetched into registers, 1 or 2 stages |
+//! | [`matmul_simt_sk_kernel()`] + [`matmul_simt_fixup_kernel()`] | the SIMT kernel's blocks; whole blocks for all but the last `tiles mod SMs`, which one cube per SM shares as a stream of depth tiles (stream-K) | as the SIMT kernel; tail pieces go to an f32 workspace, and the fixup pass sums each tail block's pieces in a fixed order before the epilogue |
 //! | [`matmul_simt_async_kernel()`] | as the SIMT kernel (f32) | A and B tiles copied global → shared by `cp.async` into 2–4 stages on mbarriers (A row-major, read 4 depths at a time), one barrier per tile |
 //! | [`matmul_tc_kernel()`] | a cube of `warps_m × warps_n` planes, each a grid of 16×16 fragments | 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers; tensor cores through `cmma` |
 //! | [`matmul_cmma_kernel()`] | a cube of planes, each plane a 32 × 32 tile of 2 × 2 16×16 fragments | shared tiles, tensor cores through cubecl's `cmma` (WMMA on CUDA) |
@@ -23,7 +24,7 @@ mod simt_async;
 mod tc;
 mod tc_async;
 mod tc_mma;
-pub use simt::{SimtConfig, matmul_simt_kernel};
+pub use simt::{SimtConfig, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel};
 pub use simt_async::matmul_simt_async_kernel;
 pub use tc::{TcConfig, matmul_tc_kernel};
 pub use tc_async::matmul_tc_async_kernel;

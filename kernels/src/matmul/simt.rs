@@ -2,7 +2,7 @@
 //! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
 
 use super::epilogue;
-use super::tc::{Place, grouped_block};
+use super::tc::{Place, grouped_block, grouped_tile};
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -241,14 +241,112 @@ pub(super) fn store_group4<F: Float, NC: Size, A: Activation>(
     }
 }
 
+/// `acc += A[:, kt0·bk .. kt1·bk] · B[kt0·bk .. kt1·bk, :]` for this cube's block (`kt0 < kt1`
+/// tile indices; depths past `o.k` read as zero) through the register-staged pipeline: tile
+/// `t + 1` waits in registers while tile `t` is multiplied, and the loads of tile `t + 2` are
+/// issued at the end of iteration `t`, so a whole multiply separates every load from its use
+/// (issued later, nvcc would sink them next to the stores). Ends past a barrier, so the shared
+/// tiles may be refilled at once.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn accumulate_simt<F: Float, NB: Size>(
+    a: &Array<F>,
+    b: &Array<Vector<F, NB>>,
+    a_s: &mut SharedMemory<Vector<F, Const<4>>>,
+    b_s: &mut SharedMemory<Vector<F, Const<4>>>,
+    acc: &mut Array<f32>,
+    o: &Place,
+    tx: usize,
+    ty: usize,
+    kt0: usize,
+    kt1: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let units = comptime!((cfg.bm / cfg.tm) * (cfg.bn / cfg.tn));
+    let mut ra = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bm / 4 / units));
+    let mut rb = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bn / 4 / units));
+    let tiles = kt1 - kt0;
+    let k0 = kt0 * cfg.bk;
+    fetch_a4::<F>(a, &mut ra, o, k0, cfg);
+    fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
+    stash4::<F>(&ra, &rb, a_s, b_s, 0, cfg);
+    if tiles > 1 {
+        fetch_a4::<F>(a, &mut ra, o, k0 + cfg.bk, cfg);
+        fetch_b4::<F, NB>(b, &mut rb, o, k0 + cfg.bk, cfg);
+    }
+    sync_cube();
+    for t in 0..tiles {
+        let cur = (t % 2) * comptime!(cfg.stages - 1);
+        multiply4::<F>(a_s, b_s, acc, cur, tx, ty, cfg);
+        if comptime!(cfg.stages == 1) {
+            sync_cube();
+        }
+        if t + 1 < tiles {
+            let dst = ((t + 1) % 2) * comptime!(cfg.stages - 1);
+            stash4::<F>(&ra, &rb, a_s, b_s, dst, cfg);
+        }
+        sync_cube();
+        if t + 2 < tiles {
+            fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
+            fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
+        }
+    }
+}
+
+/// Writes this unit's `tm × tn` accumulators through the epilogue to the block at
+/// `(row0, col0)` of batch `z` (masked to `m × n`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_simt<F: Float, NC: Size, A: Activation>(
+    c: &mut Array<Vector<F, NC>>,
+    acc: &mut Array<f32>,
+    bias: &Array<F>,
+    row0: usize,
+    col0: usize,
+    z: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+    c_pitch: usize,
+    scale: f32,
+    tx: usize,
+    ty: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    // Multiplying by a one that the compiler cannot see (k ≥ 1) gives the 4-aligned registers
+    // the vector stores need to new values, so the accumulators are not pinned to them (H200,
+    // same binary: 0.5% faster at 8192³, no change at 4096³).
+    let one = f32::cast_from(k.min(1));
+    #[unroll]
+    for i in 0..comptime!(cfg.tm * cfg.tn) {
+        acc[i] *= one;
+    }
+    let ga = comptime!(cfg.tm / 4);
+    let gb = comptime!(cfg.tn / 4);
+    #[unroll]
+    for g in 0..ga {
+        #[unroll]
+        for i in 0..4usize {
+            let r = row0 + g * comptime!(cfg.bm / ga) + ty * 4 + i;
+            let row_start = (z * m + r) * c_pitch;
+            #[unroll]
+            for h in 0..gb {
+                let col = col0 + h * comptime!(cfg.bn / gb) + tx * 4;
+                let at = (g * 4 + i) * cfg.tn + h * 4;
+                store_group4::<F, NC, A>(c, acc, at, r, col, row_start, m, n, bias, scale, cfg);
+            }
+        }
+    }
+}
+
 /// Shared-memory tiled, register-blocked product with 16-byte shared reads (and 16-byte B
 /// loads and C stores where the layout allows: `NB`, `NC` = 4, else 1).
 /// `CUBE_DIM = ((bm/tm)·(bn/tn), 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
 /// Each unit owns `tm × tn` outputs in 4 × 4 groups (`bm/(tm/4)` rows and `bn/(tn/4)` columns
 /// apart), so a warp's vector reads of one A row and one B row touch 4 and 8 distinct vectors
-/// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers (see the
-/// loop).
+/// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers
+/// (`accumulate_simt`).
 ///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
 /// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
@@ -273,14 +371,11 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
 ) {
     let ux = comptime!(cfg.bn / cfg.tn);
     let uy = comptime!(cfg.bm / cfg.tm);
-    let units = comptime!(ux * uy);
     let mut a_s = SharedMemory::<Vector<F, Const<4>>>::new(comptime!(
         cfg.stages * cfg.bk * (cfg.bm / 4 + cfg.pad)
     ));
     let mut b_s =
         SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
-    let mut ra = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bm / 4 / units));
-    let mut rb = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bn / 4 / units));
     let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
     #[unroll]
     for i in 0..comptime!(cfg.tm * cfg.tn) {
@@ -291,57 +386,160 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
+    accumulate_simt::<F, NB>(
+        a, b, &mut a_s, &mut b_s, &mut acc, &o, tx, ty, 0, tiles, cfg,
+    );
+    store_simt::<F, NC, A>(
+        c, &mut acc, bias, o.row0, o.col0, z, m, n, k, c_pitch, scale, tx, ty, cfg,
+    );
+}
 
-    // Software pipeline: tile t + 1 waits in registers while tile t is multiplied, and the
-    // loads of tile t + 2 are issued at the end of iteration t, so a whole multiply separates
-    // every load from its use (issued later, nvcc would sink them next to the stores).
-    fetch_a4::<F>(a, &mut ra, &o, 0, cfg);
-    fetch_b4::<F, NB>(b, &mut rb, &o, 0, cfg);
-    stash4::<F>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
-    if tiles > 1 {
-        fetch_a4::<F>(a, &mut ra, &o, cfg.bk, cfg);
-        fetch_b4::<F, NB>(b, &mut rb, &o, cfg.bk, cfg);
-    }
-    sync_cube();
-    for t in 0..tiles {
-        let cur = (t % 2) * comptime!(cfg.stages - 1);
-        multiply4::<F>(&a_s, &b_s, &mut acc, cur, tx, ty, cfg);
-        if comptime!(cfg.stages == 1) {
-            sync_cube();
-        }
-        if t + 1 < tiles {
-            let dst = ((t + 1) % 2) * comptime!(cfg.stages - 1);
-            stash4::<F>(&ra, &rb, &mut a_s, &mut b_s, dst, cfg);
-        }
-        sync_cube();
-        if t + 2 < tiles {
-            fetch_a4::<F>(a, &mut ra, &o, (t + 2) * cfg.bk, cfg);
-            fetch_b4::<F, NB>(b, &mut rb, &o, (t + 2) * cfg.bk, cfg);
-        }
-    }
+/// Where partial block `slot`'s entry `i` of unit `u` lies in the stream-K workspace: units
+/// innermost, so a plane's stores and loads are contiguous.
+#[cube]
+fn partial_at(slot: usize, i: usize, #[comptime] cfg: SimtConfig) -> usize {
+    let units = comptime!((cfg.bm / cfg.tm) * (cfg.bn / cfg.tn));
+    (slot * comptime!(cfg.tm * cfg.tn) + i) * units + UNIT_POS as usize
+}
 
-    // Multiplying by a one that the compiler cannot see (k ≥ 1) gives the 4-aligned registers
-    // the vector stores need to new values, so the accumulators are not pinned to them (H200,
-    // same binary: 0.5% faster at 8192³, no change at 4096³).
-    let one = f32::cast_from(k.min(1));
+/// The SIMT product with a stream-K tail (its first pass; [`matmul_simt_fixup_kernel`]
+/// finishes it). The output's blocks (`⌈m/bm⌉ · ⌈n/bn⌉` per batch, batch-major, each batch in
+/// the order of `cfg.group`) are numbered `0..tiles`; each is `iters = ⌈k/bk⌉` depth tiles deep.
+/// Cube `id < dp` computes block `id` whole and stores it as [`matmul_simt_kernel`] does. The
+/// last `tiles − dp` blocks are one stream of `total = (tiles − dp) · iters` depth tiles cut in
+/// runs of `chunk`: cube `dp + j` takes run `j`, which spans at most two blocks, and writes
+/// each piece's raw `f32` accumulators to workspace slot `j + (block − dp)`.
+/// Cube id `= CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`; ids past `dp + ⌈total/chunk⌉` do
+/// nothing. `CUBE_DIM = (bm/tm)·(bn/tn)`.
+///
+/// This removes the partial last wave of a grid with one resident cube per SM: with
+/// `dp = tiles − tiles mod SMs` and one cube per SM for the tail, every SM gets the same work.
+/// Preconditions: as [`matmul_simt_kernel`], and `chunk < iters` (so every tail block has at
+/// least two pieces), `ws` holds `(⌈total/chunk⌉ + tiles − dp) · bm · bn` entries.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_simt_sk_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
+    a: &Array<F>,
+    b: &Array<Vector<F, NB>>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    ws: &mut Array<f32>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_strides: Sequence<usize>,
+    b_strides: Sequence<usize>,
+    c_pitch: usize,
+    scale: f32,
+    dp: usize,
+    chunk: usize,
+    total: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let ux = comptime!(cfg.bn / cfg.tn);
+    let uy = comptime!(cfg.bm / cfg.tm);
+    let mut a_s = SharedMemory::<Vector<F, Const<4>>>::new(comptime!(
+        cfg.stages * cfg.bk * (cfg.bm / 4 + cfg.pad)
+    ));
+    let mut b_s =
+        SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
+    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
+    let (tx, ty) = simt_unit(ux, uy);
+    let iters = k.div_ceil(cfg.bk);
+    let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
+    let id = CUBE_POS_Y as usize * CUBE_COUNT_X as usize + CUBE_POS_X as usize;
+    let tail = id >= dp;
+    // Depth tiles `[it, end)` of the stream in which block `b` holds `[b · iters, (b+1) · iters)`.
+    let j = id - dp.min(id);
+    let mut it = select(tail, dp * iters + (j * chunk).min(total), id * iters);
+    let end = select(
+        tail,
+        dp * iters + (j * chunk + chunk).min(total),
+        id * iters + iters,
+    );
+    while it < end {
+        let blk = it / iters;
+        let kt0 = it % iters;
+        let kt1 = (kt0 + end - it).min(iters);
+        let z = blk / (gx * gy);
+        let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, cfg.group);
+        let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
+        #[unroll]
+        for i in 0..comptime!(cfg.tm * cfg.tn) {
+            acc[i] = 0.0;
+        }
+        accumulate_simt::<F, NB>(
+            a, b, &mut a_s, &mut b_s, &mut acc, &o, tx, ty, kt0, kt1, cfg,
+        );
+        if tail {
+            let slot = j + blk - dp;
+            #[unroll]
+            for i in 0..comptime!(cfg.tm * cfg.tn) {
+                ws[partial_at(slot, i, cfg)] = acc[i];
+            }
+        } else {
+            store_simt::<F, NC, A>(
+                c, &mut acc, bias, o.row0, o.col0, z, m, n, k, c_pitch, scale, tx, ty, cfg,
+            );
+        }
+        it += kt1 - kt0;
+    }
+}
+
+/// The stream-K tail's second pass: cube `t` sums, in run order, the pieces of block `dp + t`
+/// that [`matmul_simt_sk_kernel`] left in `ws` (runs `⌊t·iters/chunk⌋ ..= ⌊((t+1)·iters −
+/// 1)/chunk⌋`, slot `run + t`) and stores the block through the epilogue. Summing in a fixed
+/// order makes the result the same on every run. `CUBE_DIM = (bm/tm)·(bn/tn)`, cubes
+/// `(tiles − dp, 1, 1)`. Preconditions: as [`matmul_simt_sk_kernel`]'s, with the same arguments.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_simt_fixup_kernel<F: Float, NC: Size, A: Activation>(
+    ws: &Array<f32>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    m: usize,
+    n: usize,
+    k: usize,
+    c_pitch: usize,
+    scale: f32,
+    dp: usize,
+    chunk: usize,
+    #[comptime] cfg: SimtConfig,
+) {
+    let ux = comptime!(cfg.bn / cfg.tn);
+    let uy = comptime!(cfg.bm / cfg.tm);
+    let (tx, ty) = simt_unit(ux, uy);
+    let iters = k.div_ceil(cfg.bk);
+    let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
+    let t = CUBE_POS_X as usize;
+    let blk = dp + t;
+    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
     #[unroll]
     for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] *= one;
+        acc[i] = 0.0;
     }
-    let ga = comptime!(cfg.tm / 4);
-    let gb = comptime!(cfg.tn / 4);
-    #[unroll]
-    for g in 0..ga {
+    for run in t * iters / chunk..((t + 1) * iters - 1) / chunk + 1 {
         #[unroll]
-        for i in 0..4usize {
-            let r = o.row0 + g * comptime!(cfg.bm / ga) + ty * 4 + i;
-            let row_start = (z * m + r) * c_pitch;
-            #[unroll]
-            for h in 0..gb {
-                let col = o.col0 + h * comptime!(cfg.bn / gb) + tx * 4;
-                let at = (g * 4 + i) * cfg.tn + h * 4;
-                store_group4::<F, NC, A>(c, &acc, at, r, col, row_start, m, n, bias, scale, cfg);
-            }
+        for i in 0..comptime!(cfg.tm * cfg.tn) {
+            acc[i] += ws[partial_at(run + t, i, cfg)];
         }
     }
+    let z = blk / (gx * gy);
+    let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, cfg.group);
+    store_simt::<F, NC, A>(
+        c,
+        &mut acc,
+        bias,
+        by * cfg.bm,
+        bx * cfg.bn,
+        z,
+        m,
+        n,
+        k,
+        c_pitch,
+        scale,
+        tx,
+        ty,
+        cfg,
+    );
 }

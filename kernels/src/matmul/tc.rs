@@ -54,8 +54,25 @@ pub(super) fn grouped_block(#[comptime] group: usize) -> (usize, usize) {
     let mut bx = CUBE_POS_X as usize;
     if comptime!(group > 1) {
         let gx = CUBE_COUNT_X as usize;
-        let gy = CUBE_COUNT_Y as usize;
-        let lin = by * gx + bx;
+        let (y, x) = grouped_tile(by * gx + bx, gx, CUBE_COUNT_Y as usize, group);
+        by = y;
+        bx = x;
+    }
+    (by, bx)
+}
+
+/// The `(block_row, block_col)` of the `lin`-th block of a `gx × gy` grid in the order of
+/// [`grouped_block`] (`group ≤ 1`: row by row).
+#[cube]
+pub(super) fn grouped_tile(
+    lin: usize,
+    gx: usize,
+    gy: usize,
+    #[comptime] group: usize,
+) -> (usize, usize) {
+    let mut by = lin / gx;
+    let mut bx = lin % gx;
+    if comptime!(group > 1) {
         let per_strip = group * gx;
         let first = (lin / per_strip) * group;
         let rows = select(gy - first < group, gy - first, group);

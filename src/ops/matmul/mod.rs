@@ -31,8 +31,8 @@ use cubecl::server::Handle;
 use cubeport_kernels::activation::{GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
     BlockConfig, CmmaConfig, SimtConfig, TcConfig, matmul_blocked_kernel, matmul_cmma_kernel,
-    matmul_naive_kernel, matmul_simt_async_kernel, matmul_simt_kernel, matmul_tc_async_kernel,
-    matmul_tc_kernel, matmul_tc_mma_kernel,
+    matmul_naive_kernel, matmul_simt_async_kernel, matmul_simt_fixup_kernel, matmul_simt_kernel,
+    matmul_simt_sk_kernel, matmul_tc_async_kernel, matmul_tc_kernel, matmul_tc_mma_kernel,
 };
 use spec::MatmulSpec;
 use std::fmt;
@@ -426,6 +426,14 @@ pub struct SimtShape {
     /// Cubes walk the output in column strips `group` block-rows tall (0 or 1: row by row, the
     /// launch order), as [`TcShape::group`]. Written `_g<group>` after the stages.
     pub group: u16,
+    /// Stream-K tail (register-staged shapes): `Some(p)` runs all but the last
+    /// `blocks mod p` blocks whole and shares those last blocks' depth tiles evenly among `p`
+    /// cubes, whose pieces a second pass sums (in a fixed order) before the epilogue, so a
+    /// grid of one cube per SM ends in a full wave instead of a partial one. `Some(0)`: `p` is
+    /// the device's SM count (an error where the device does not report one). The tail's
+    /// pieces take an f32 workspace of at most `2p · bm · bn` entries. Written `_sk` or
+    /// `_sk<p>` (`p ≥ 2`) last.
+    pub stream_k: Option<u16>,
 }
 
 impl SimtShape {
@@ -435,6 +443,8 @@ impl SimtShape {
     /// [`SimtShape::S128X256`] with cubes walking column strips 8 block-rows tall: the choice
     /// for large f32 products (0.5–0.7% over the launch order at 4096³ and 8192³ on the H200).
     pub const S128X256_G8: SimtShape = SimtShape::S128X256.with_group(8);
+    /// [`SimtShape::S128X256_G8`] with a stream-K tail over the device's SMs.
+    pub const S128X256_G8_SK: SimtShape = SimtShape::S128X256_G8.with_stream_k(0);
     /// 128 × 256 blocks, 16-deep tiles, 8 × 16 per unit, three `cp.async` stages (f32 with
     /// 16-byte rows on CUDA; forced only until it has been timed on a GPU).
     pub const S128X256_A3: SimtShape = SimtShape::new(128, 256, 16, 8, 16, 3).with_async(3);
@@ -458,12 +468,30 @@ impl SimtShape {
             stages,
             async_copy: false,
             group: 0,
+            stream_k: None,
         }
     }
 
     /// The same tiles with cubes grouped into strips of `group` block-rows.
     pub const fn with_group(self, group: u16) -> Self {
         SimtShape { group, ..self }
+    }
+
+    /// The same tiles with a stream-K tail shared among `cubes` cubes (0: the device's SMs;
+    /// see [`SimtShape::stream_k`]).
+    pub const fn with_stream_k(self, cubes: u16) -> Self {
+        SimtShape {
+            stream_k: Some(cubes),
+            ..self
+        }
+    }
+
+    /// The cubes that share a stream-K tail on `caps` (`None`: no stream-K).
+    fn stream_k_cubes(&self, caps: &Caps) -> Option<usize> {
+        match self.stream_k? {
+            0 => caps.num_sms.map(|s| s as usize),
+            p => Some(p as usize),
+        }
     }
 
     /// The same tiles through a `cp.async` pipeline of `stages` stages.
@@ -522,7 +550,24 @@ impl SimtShape {
             stages,
             async_copy,
             group: _,
+            stream_k,
         } = *self;
+        if let Some(p) = stream_k {
+            if async_copy {
+                return Err(format!(
+                    "{self}: stream-K runs the register-staged kernel, not the cp.async one"
+                ));
+            }
+            if p == 1 {
+                return Err(format!("{self}: a stream-K tail needs at least 2 cubes"));
+            }
+            if p == 0 && caps.num_sms.is_none() {
+                return Err(format!(
+                    "{self}: the device reports no SM count to size the stream-K tail by \
+                     (force `_sk<cubes>`)"
+                ));
+            }
+        }
         if async_copy {
             if dtype != DType::F32 {
                 return Err(format!("{self}: the cp.async SIMT kernel takes f32 inputs"));
@@ -601,11 +646,17 @@ impl fmt::Display for SimtShape {
             stages,
             async_copy,
             group,
+            stream_k,
         } = self;
         let kind = if *async_copy { 'a' } else { 's' };
         write!(f, "simt{bm}x{bn}x{bk}_{tm}x{tn}_{kind}{stages}")?;
         if *group > 1 {
             write!(f, "_g{group}")?;
+        }
+        match stream_k {
+            None => {}
+            Some(0) => f.write_str("_sk")?,
+            Some(p) => write!(f, "_sk{p}")?,
         }
         Ok(())
     }
@@ -614,21 +665,33 @@ impl fmt::Display for SimtShape {
 impl std::str::FromStr for SimtShape {
     type Err = String;
 
-    /// Parses `simt<bm>x<bn>x<bk>_<tm>x<tn>_{s|a}<stages>[_g<group>]` (as printed).
+    /// Parses `simt<bm>x<bn>x<bk>_<tm>x<tn>_{s|a}<stages>[_g<group>][_sk[<cubes>]]` (as
+    /// printed).
     fn from_str(s: &str) -> Result<Self, String> {
-        let bad =
-            || format!("`{s}` is not simt<bm>x<bn>x<bk>_<tm>x<tn>_{{s|a}}<stages>[_g<group>]");
+        let bad = || {
+            format!(
+                "`{s}` is not simt<bm>x<bn>x<bk>_<tm>x<tn>_{{s|a}}<stages>[_g<group>][_sk[<cubes>]]"
+            )
+        };
         let rest = s.strip_prefix("simt").ok_or_else(bad)?;
-        let mut parts = rest.split('_');
+        let mut parts = rest.split('_').peekable();
         let (block, unit, stages) = (
             parts.next().ok_or_else(bad)?,
             parts.next().ok_or_else(bad)?,
             parts.next().ok_or_else(bad)?,
         );
-        let group = match parts.next() {
+        let group = match parts.next_if(|g| g.starts_with('g')) {
             None => 0,
-            Some(g) => match g.strip_prefix('g').map(str::parse::<u16>) {
-                Some(Ok(g)) if g > 1 => g,
+            Some(g) => match g[1..].parse::<u16>() {
+                Ok(g) if g > 1 => g,
+                _ => return Err(bad()),
+            },
+        };
+        let stream_k = match parts.next() {
+            None => None,
+            Some("sk") => Some(0),
+            Some(p) => match p.strip_prefix("sk").map(str::parse::<u16>) {
+                Some(Ok(p)) if p > 1 => Some(p),
                 _ => return Err(bad()),
             },
         };
@@ -650,7 +713,8 @@ impl std::str::FromStr for SimtShape {
             _ => return Err(bad()),
         };
         let st = st.parse::<u16>().map_err(|_| bad())?;
-        let shape = SimtShape::new(b[0], b[1], b[2], u[0], u[1], st).with_group(group);
+        let mut shape = SimtShape::new(b[0], b[1], b[2], u[0], u[1], st).with_group(group);
+        shape.stream_k = stream_k;
         Ok(if async_copy {
             shape.with_async(st)
         } else {
@@ -705,7 +769,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT kernel in its preset shapes).
-    pub const ALL: [MatmulVariant; 21] = [
+    pub const ALL: [MatmulVariant; 22] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Blocked64,
@@ -721,6 +785,7 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S128_WIDE),
         MatmulVariant::Simt(SimtShape::S128X256),
         MatmulVariant::Simt(SimtShape::S128X256_G8),
+        MatmulVariant::Simt(SimtShape::S128X256_G8_SK),
         MatmulVariant::Simt(SimtShape::S128X256_A3),
         MatmulVariant::Cmma,
         MatmulVariant::Tc(TcShape::T64X128),
@@ -806,8 +871,13 @@ impl MatmulVariant {
             let v = MatmulVariant::Simt(s);
             v.runs_on(caps, dtype).then_some(v)
         };
-        if let Some(v) = simt(SimtShape::S128X256_G8).filter(|_| blocks(128, 256) >= fill) {
-            return v;
+        if blocks(128, 256) >= fill {
+            // The stream-K tail where the device reports its SM count.
+            if let Some(v) =
+                simt(SimtShape::S128X256_G8_SK).or_else(|| simt(SimtShape::S128X256_G8))
+            {
+                return v;
+            }
         }
         if blocks(128, 128) >= fill {
             simt(SimtShape::S128_WIDE).unwrap_or(MatmulVariant::Blocked128 {
@@ -1104,6 +1174,50 @@ struct Handles<'a> {
     widths: Widths,
 }
 
+/// How a stream-K SIMT launch divides `tiles` output blocks of `iters` depth tiles each:
+/// blocks `0..dp` whole, one per cube; the last `tail = tiles − dp` blocks as one stream of
+/// `total = tail · iters` depth tiles in `runs` runs of `chunk` (the last shorter), one per
+/// cube, so each run covers pieces of at most two blocks. At most `STREAM_K_SHARE · tail`
+/// cubes share the tail, so a block has at most `STREAM_K_SHARE + 1` pieces for the fixup
+/// cube to sum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StreamKPlan {
+    dp: usize,
+    tail: usize,
+    chunk: usize,
+    total: usize,
+    runs: usize,
+}
+
+impl StreamKPlan {
+    /// The split of `tiles` blocks among `cubes` tail cubes, or `None` where whole blocks
+    /// already fill the last wave (`tiles mod cubes = 0`) or the tail runs would not be shorter
+    /// than a block.
+    fn new(tiles: usize, iters: usize, cubes: usize) -> Option<Self> {
+        let tail = tiles % cubes.max(1);
+        let total = tail * iters;
+        let chunk = total.div_ceil(cubes.min(STREAM_K_SHARE * tail).max(1));
+        (tail > 0 && chunk < iters).then(|| StreamKPlan {
+            dp: tiles - tail,
+            tail,
+            chunk,
+            total,
+            runs: total.div_ceil(chunk),
+        })
+    }
+
+    /// Workspace slots (one `bm × bn` f32 block each): run `j`'s piece of tail block `t` is
+    /// slot `j + t`, unique because runs and blocks both advance along the stream.
+    fn slots(&self) -> usize {
+        self.runs + self.tail
+    }
+}
+
+/// Cubes per tail block at most in a stream-K split (see [`StreamKPlan`]): one cube sums a
+/// block's pieces, so a last wave of one block among 132 SMs takes 8 of them (1/8 of a block
+/// each) rather than all 132.
+const STREAM_K_SHARE: usize = 8;
+
 fn strides_arg<R: Runtime>(s: [usize; 3]) -> SequenceArg<R, usize> {
     let mut arg = SequenceArg::new();
     for v in s {
@@ -1124,6 +1238,13 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
+    let stream_k = match variant {
+        MatmulVariant::Simt(s) => s.stream_k_cubes(caps).and_then(|cubes| {
+            let (gx, gy) = variant.grid(spec.m, spec.n);
+            StreamKPlan::new(spec.batch * gx * gy, spec.k.div_ceil(s.bk as usize), cubes)
+        }),
+        _ => None,
+    };
     let Widths {
         nb,
         nc,
@@ -1221,26 +1342,80 @@ fn launch<R: Runtime, E: Element>(
                         let cfg = shape.config(spec.bias, nb == 4, nc == 4);
                         // `SimtShape::check` (run by the caller) established the config's
                         // divisibility preconditions; `nb`/`nc` are 4 only with the layouts
-                        // the kernel's vector paths require.
-                        matmul_simt_kernel::launch_unchecked::<E, $A, R>(
-                            client,
-                            count,
-                            CubeDim::new_1d(shape.units() as u32),
-                            nb,
-                            nc,
-                            a,
-                            b,
-                            bias,
-                            c,
-                            spec.m,
-                            spec.n,
-                            spec.k,
-                            sa,
-                            sb,
-                            spec.c_pitch,
-                            $scale,
-                            cfg,
-                        )
+                        // the kernel's vector paths require. With stream-K, the plan meets
+                        // its kernels' preconditions (`StreamKPlan::new`: `chunk < iters`),
+                        // `ws` holds its `slots() · bm · bn` f32 pieces, and the fixup pass
+                        // runs after the first on the same stream.
+                        match stream_k {
+                            Some(plan) => {
+                                let units = shape.units();
+                                let ws_len = plan.slots() * shape.bm as usize * shape.bn as usize;
+                                let ws = client.empty(ws_len * 4);
+                                let cubes = plan.dp + plan.runs;
+                                let x = cubes.min(caps.max_cube_count[0] as usize);
+                                matmul_simt_sk_kernel::launch_unchecked::<E, $A, R>(
+                                    client,
+                                    CubeCount::new_2d(x as u32, cubes.div_ceil(x) as u32),
+                                    CubeDim::new_1d(units as u32),
+                                    nb,
+                                    nc,
+                                    a,
+                                    b,
+                                    bias,
+                                    c,
+                                    ArrayArg::from_raw_parts(ws.clone(), ws_len),
+                                    spec.m,
+                                    spec.n,
+                                    spec.k,
+                                    sa,
+                                    sb,
+                                    spec.c_pitch,
+                                    $scale,
+                                    plan.dp,
+                                    plan.chunk,
+                                    plan.total,
+                                    cfg,
+                                );
+                                matmul_simt_fixup_kernel::launch_unchecked::<E, $A, R>(
+                                    client,
+                                    CubeCount::new_1d(plan.tail as u32),
+                                    CubeDim::new_1d(units as u32),
+                                    nc,
+                                    ArrayArg::from_raw_parts(ws.clone(), ws_len),
+                                    ArrayArg::from_raw_parts(h.bias.clone(), h.bias_len),
+                                    ArrayArg::from_raw_parts(h.c.clone(), c_len),
+                                    spec.m,
+                                    spec.n,
+                                    spec.k,
+                                    spec.c_pitch,
+                                    $scale,
+                                    plan.dp,
+                                    plan.chunk,
+                                    cfg,
+                                )
+                            }
+                            None => {
+                                matmul_simt_kernel::launch_unchecked::<E, $A, R>(
+                                    client,
+                                    count,
+                                    CubeDim::new_1d(shape.units() as u32),
+                                    nb,
+                                    nc,
+                                    a,
+                                    b,
+                                    bias,
+                                    c,
+                                    spec.m,
+                                    spec.n,
+                                    spec.k,
+                                    sa,
+                                    sb,
+                                    spec.c_pitch,
+                                    $scale,
+                                    cfg,
+                                )
+                            }
+                        }
                     }
                     MatmulVariant::Tc(shape) if shape.mma && shape.stages > 0 && h.widths.vec8() => {
                         let cfg = shape.config(spec.dtype, spec.bias, true, true, nc2 == 2);
@@ -1377,4 +1552,66 @@ pub fn matmul_variant<R: Runtime>(
 /// FLOPs of a `batch × m × n × k` product (2 per multiply-add).
 pub fn matmul_flops(batch: usize, m: usize, n: usize, k: usize) -> u64 {
     2 * (batch * m * n * k) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StreamKPlan;
+
+    /// Walks every cube of a plan as `matmul_simt_sk_kernel` does and every tail block as
+    /// `matmul_simt_fixup_kernel` does: each tail depth tile is computed exactly once, pieces
+    /// land in distinct slots below `slots()`, each tail block has at least two pieces and the
+    /// fixup sums exactly the slots that hold its block's pieces.
+    #[test]
+    fn stream_k_plans_cover_the_tail_once() {
+        let mut planned = 0;
+        for tiles in 1..300 {
+            for iters in 1..40 {
+                for cubes in (2..20).chain([132]) {
+                    let Some(p) = StreamKPlan::new(tiles, iters, cubes) else {
+                        let tail = tiles % cubes;
+                        assert!(tail == 0 || (tail * iters).div_ceil(cubes) >= iters);
+                        continue;
+                    };
+                    planned += 1;
+                    assert_eq!(p.dp + p.tail, tiles);
+                    assert!(p.runs <= cubes.min(super::STREAM_K_SHARE * p.tail));
+                    assert!(p.chunk < iters);
+                    let mut seen = vec![0u8; p.tail * iters];
+                    let mut slot_of = vec![None; p.slots()];
+                    for j in 0..p.runs {
+                        let (mut it, end) = (
+                            p.dp * iters + (j * p.chunk).min(p.total),
+                            p.dp * iters + (j * p.chunk + p.chunk).min(p.total),
+                        );
+                        let mut pieces = 0;
+                        while it < end {
+                            let (blk, kt0) = (it / iters, it % iters);
+                            let kt1 = (kt0 + end - it).min(iters);
+                            for d in kt0..kt1 {
+                                seen[(blk - p.dp) * iters + d] += 1;
+                            }
+                            let slot = j + blk - p.dp;
+                            assert!(slot_of[slot].is_none(), "{p:?}: slot {slot} twice");
+                            slot_of[slot] = Some(blk - p.dp);
+                            it += kt1 - kt0;
+                            pieces += 1;
+                        }
+                        assert!((1..=2).contains(&pieces), "{p:?}: run {j} has {pieces}");
+                    }
+                    assert!(seen.iter().all(|&s| s == 1), "{p:?}: {seen:?}");
+                    for t in 0..p.tail {
+                        let runs = t * iters / p.chunk..((t + 1) * iters - 1) / p.chunk + 1;
+                        assert!(runs.len() >= 2, "{p:?}: block {t} in one piece");
+                        assert!(runs.len() <= super::STREAM_K_SHARE + 1, "{p:?}: block {t}");
+                        let summed: Vec<usize> = runs.map(|j| j + t).collect();
+                        let held: Vec<usize> =
+                            (0..p.slots()).filter(|&s| slot_of[s] == Some(t)).collect();
+                        assert_eq!(summed, held, "{p:?}: block {t}");
+                    }
+                }
+            }
+        }
+        assert!(planned > 1000, "{planned} plans");
+    }
 }
