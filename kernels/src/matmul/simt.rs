@@ -348,6 +348,10 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
 /// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers
 /// (`accumulate_simt`).
 ///
+/// Only the cubes whose launch index (batch-major, `CUBE_POS_Z · gx · gy + CUBE_POS_Y · gx +
+/// CUBE_POS_X`) is below `blocks` run: the others exit at once, which leaves the last blocks
+/// to [`matmul_simt_sk_kernel`] (pass `batch · gx · gy` to run every block).
+///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
 /// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
 /// `NB = 4` exactly when `cfg.b_vec`, which needs `b_strides[2] = 1` and `b_strides[0]`,
@@ -367,8 +371,15 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     b_strides: Sequence<usize>,
     c_pitch: usize,
     scale: f32,
+    blocks: usize,
     #[comptime] cfg: SimtConfig,
 ) {
+    let launch_index = (CUBE_POS_Z as usize * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
+        * CUBE_COUNT_X as usize
+        + CUBE_POS_X as usize;
+    if launch_index >= blocks {
+        terminate!();
+    }
     let ux = comptime!(cfg.bn / cfg.tn);
     let uy = comptime!(cfg.bm / cfg.tm);
     let mut a_s = SharedMemory::<Vector<F, Const<4>>>::new(comptime!(
@@ -402,35 +413,30 @@ fn partial_at(slot: usize, i: usize, #[comptime] cfg: SimtConfig) -> usize {
     (slot * comptime!(cfg.tm * cfg.tn) + i) * units + UNIT_POS as usize
 }
 
-/// The SIMT product with a stream-K tail (its first pass; [`matmul_simt_fixup_kernel`]
-/// finishes it). The output's blocks (`⌈m/bm⌉ · ⌈n/bn⌉` per batch, batch-major, each batch in
-/// the order of `cfg.group`) are numbered `0..tiles`; each is `iters = ⌈k/bk⌉` depth tiles deep.
-/// Cube `id < dp` computes block `id` whole and stores it as [`matmul_simt_kernel`] does. The
-/// last `tiles − dp` blocks are one stream of `total = (tiles − dp) · iters` depth tiles cut in
-/// runs of `chunk`: cube `dp + j` takes run `j`, which spans at most two blocks, and writes
-/// each piece's raw `f32` accumulators to workspace slot `j + (block − dp)`.
-/// Cube id `= CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`; ids past `dp + ⌈total/chunk⌉` do
-/// nothing. `CUBE_DIM = (bm/tm)·(bn/tn)`.
+/// The stream-K tail of a SIMT product (its first pass; [`matmul_simt_fixup_kernel`] finishes
+/// it). The output's blocks (`⌈m/bm⌉ · ⌈n/bn⌉` per batch, batch-major, each batch in the order
+/// of `cfg.group`) are numbered `0..tiles`; each is `iters = ⌈k/bk⌉` depth tiles deep.
+/// [`matmul_simt_kernel`] computes blocks `0..dp` whole (its `blocks = dp`); the last
+/// `tiles − dp` blocks are one stream of `total = (tiles − dp) · iters` depth tiles cut in runs
+/// of `chunk`. Cube `j` (`CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`) takes run `j`, which spans at
+/// most two blocks, and writes each piece's raw `f32` accumulators to workspace slot
+/// `j + (block − dp)`; cubes past the last run do nothing. `CUBE_DIM = (bm/tm)·(bn/tn)`.
 ///
-/// This removes the partial last wave of a grid with one resident cube per SM: with
-/// `dp = tiles − tiles mod SMs` and one cube per SM for the tail, every SM gets the same work.
+/// With `dp = tiles − tiles mod SMs` and one cube per SM for the tail, the last wave is full:
+/// every SM gets the same share of the tail.
 /// Preconditions: as [`matmul_simt_kernel`], and `chunk < iters` (so every tail block has at
-/// least two pieces), `ws` holds `(⌈total/chunk⌉ + tiles − dp) · bm · bn` entries.
+/// least two pieces); `ws` holds `(⌈total/chunk⌉ + tiles − dp) · bm · bn` entries.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn matmul_simt_sk_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
+pub fn matmul_simt_sk_kernel<F: Float, NB: Size>(
     a: &Array<F>,
     b: &Array<Vector<F, NB>>,
-    bias: &Array<F>,
-    c: &mut Array<Vector<F, NC>>,
     ws: &mut Array<f32>,
     m: usize,
     n: usize,
     k: usize,
     a_strides: Sequence<usize>,
     b_strides: Sequence<usize>,
-    c_pitch: usize,
-    scale: f32,
     dp: usize,
     chunk: usize,
     total: usize,
@@ -447,16 +453,10 @@ pub fn matmul_simt_sk_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let (tx, ty) = simt_unit(ux, uy);
     let iters = k.div_ceil(cfg.bk);
     let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
-    let id = CUBE_POS_Y as usize * CUBE_COUNT_X as usize + CUBE_POS_X as usize;
-    let tail = id >= dp;
+    let j = CUBE_POS_Y as usize * CUBE_COUNT_X as usize + CUBE_POS_X as usize;
     // Depth tiles `[it, end)` of the stream in which block `b` holds `[b · iters, (b+1) · iters)`.
-    let j = id - dp.min(id);
-    let mut it = select(tail, dp * iters + (j * chunk).min(total), id * iters);
-    let end = select(
-        tail,
-        dp * iters + (j * chunk + chunk).min(total),
-        id * iters + iters,
-    );
+    let mut it = dp * iters + (j * chunk).min(total);
+    let end = dp * iters + (j * chunk + chunk).min(total);
     while it < end {
         let blk = it / iters;
         let kt0 = it % iters;
@@ -471,16 +471,10 @@ pub fn matmul_simt_sk_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
         accumulate_simt::<F, NB>(
             a, b, &mut a_s, &mut b_s, &mut acc, &o, tx, ty, kt0, kt1, cfg,
         );
-        if tail {
-            let slot = j + blk - dp;
-            #[unroll]
-            for i in 0..comptime!(cfg.tm * cfg.tn) {
-                ws[partial_at(slot, i, cfg)] = acc[i];
-            }
-        } else {
-            store_simt::<F, NC, A>(
-                c, &mut acc, bias, o.row0, o.col0, z, m, n, k, c_pitch, scale, tx, ty, cfg,
-            );
+        let slot = j + blk - dp;
+        #[unroll]
+        for i in 0..comptime!(cfg.tm * cfg.tn) {
+            ws[partial_at(slot, i, cfg)] = acc[i];
         }
         it += kt1 - kt0;
     }

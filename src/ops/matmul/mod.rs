@@ -1344,33 +1344,53 @@ fn launch<R: Runtime, E: Element>(
                         // divisibility preconditions; `nb`/`nc` are 4 only with the layouts
                         // the kernel's vector paths require. With stream-K, the plan meets
                         // its kernels' preconditions (`StreamKPlan::new`: `chunk < iters`),
-                        // `ws` holds its `slots() · bm · bn` f32 pieces, and the fixup pass
-                        // runs after the first on the same stream.
+                        // `ws` holds its `slots() · bm · bn` f32 pieces, and three kernels
+                        // run in order on one stream: whole blocks `0..dp` (the plain kernel's
+                        // `blocks`), the tail's pieces, their sums.
+                        let units = shape.units() as u32;
+                        let (gx, gy) = variant.grid(spec.m, spec.n);
+                        let plain = |blocks: usize, a, b, bias, c| {
+                            matmul_simt_kernel::launch_unchecked::<E, $A, R>(
+                                client,
+                                count.clone(),
+                                CubeDim::new_1d(units),
+                                nb,
+                                nc,
+                                a,
+                                b,
+                                bias,
+                                c,
+                                spec.m,
+                                spec.n,
+                                spec.k,
+                                strides_arg::<R>(spec.a_strides),
+                                strides_arg::<R>(spec.b_strides),
+                                spec.c_pitch,
+                                $scale,
+                                blocks,
+                                cfg,
+                            )
+                        };
                         match stream_k {
+                            None => plain(spec.batch * gx * gy, a, b, bias, c),
                             Some(plan) => {
-                                let units = shape.units();
                                 let ws_len = plan.slots() * shape.bm as usize * shape.bn as usize;
                                 let ws = client.empty(ws_len * 4);
-                                let cubes = plan.dp + plan.runs;
-                                let x = cubes.min(caps.max_cube_count[0] as usize);
-                                matmul_simt_sk_kernel::launch_unchecked::<E, $A, R>(
+                                let x = plan.runs.min(caps.max_cube_count[0] as usize);
+                                plain(plan.dp, a, b, bias, c);
+                                matmul_simt_sk_kernel::launch_unchecked::<E, R>(
                                     client,
-                                    CubeCount::new_2d(x as u32, cubes.div_ceil(x) as u32),
-                                    CubeDim::new_1d(units as u32),
+                                    CubeCount::new_2d(x as u32, plan.runs.div_ceil(x) as u32),
+                                    CubeDim::new_1d(units),
                                     nb,
-                                    nc,
-                                    a,
-                                    b,
-                                    bias,
-                                    c,
+                                    ArrayArg::from_raw_parts(h.a.clone(), a_len),
+                                    ArrayArg::from_raw_parts(h.b.clone(), b_len),
                                     ArrayArg::from_raw_parts(ws.clone(), ws_len),
                                     spec.m,
                                     spec.n,
                                     spec.k,
                                     sa,
                                     sb,
-                                    spec.c_pitch,
-                                    $scale,
                                     plan.dp,
                                     plan.chunk,
                                     plan.total,
@@ -1379,7 +1399,7 @@ fn launch<R: Runtime, E: Element>(
                                 matmul_simt_fixup_kernel::launch_unchecked::<E, $A, R>(
                                     client,
                                     CubeCount::new_1d(plan.tail as u32),
-                                    CubeDim::new_1d(units as u32),
+                                    CubeDim::new_1d(units),
                                     nc,
                                     ArrayArg::from_raw_parts(ws.clone(), ws_len),
                                     ArrayArg::from_raw_parts(h.bias.clone(), h.bias_len),
@@ -1391,27 +1411,6 @@ fn launch<R: Runtime, E: Element>(
                                     $scale,
                                     plan.dp,
                                     plan.chunk,
-                                    cfg,
-                                )
-                            }
-                            None => {
-                                matmul_simt_kernel::launch_unchecked::<E, $A, R>(
-                                    client,
-                                    count,
-                                    CubeDim::new_1d(shape.units() as u32),
-                                    nb,
-                                    nc,
-                                    a,
-                                    b,
-                                    bias,
-                                    c,
-                                    spec.m,
-                                    spec.n,
-                                    spec.k,
-                                    sa,
-                                    sb,
-                                    spec.c_pitch,
-                                    $scale,
                                     cfg,
                                 )
                             }
