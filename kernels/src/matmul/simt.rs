@@ -37,6 +37,9 @@ pub struct SimtConfig {
     pub b_vec: bool,
     /// C is written as 4-wide vectors (the launch's `NC` is 4).
     pub c_vec: bool,
+    /// [`matmul_simt_kernel()`] multiplies only the blocks below its `blocks` argument (the
+    /// stream-K launch's whole blocks); without it `blocks` is not read.
+    pub bounded: bool,
 }
 
 /// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
@@ -348,9 +351,11 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
 /// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers
 /// (`accumulate_simt`).
 ///
-/// Only the cubes whose launch index (batch-major, `CUBE_POS_Z · gx · gy + CUBE_POS_Y · gx +
-/// CUBE_POS_X`) is below `blocks` run: the others exit at once, which leaves the last blocks
-/// to [`matmul_simt_sk_kernel`] (pass `batch · gx · gy` to run every block).
+/// With `cfg.bounded`, only the cubes whose launch index (batch-major, `CUBE_POS_Z · gx · gy +
+/// CUBE_POS_Y · gx + CUBE_POS_X`) is below `blocks` multiply: the others store the epilogue of
+/// a zero product, which [`matmul_simt_fixup_kernel`] overwrites after
+/// [`matmul_simt_sk_kernel`] has multiplied those blocks (a select rather than an early exit,
+/// which cost the plain kernel 4 registers and 1% on the H200).
 ///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
 /// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
@@ -374,12 +379,6 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     blocks: usize,
     #[comptime] cfg: SimtConfig,
 ) {
-    let launch_index = (CUBE_POS_Z as usize * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
-        * CUBE_COUNT_X as usize
-        + CUBE_POS_X as usize;
-    if launch_index >= blocks {
-        terminate!();
-    }
     let ux = comptime!(cfg.bn / cfg.tn);
     let uy = comptime!(cfg.bm / cfg.tm);
     let mut a_s = SharedMemory::<Vector<F, Const<4>>>::new(comptime!(
@@ -396,7 +395,13 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let (by, bx) = grouped_block(cfg.group);
     let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
     let (tx, ty) = simt_unit(ux, uy);
-    let tiles = k.div_ceil(cfg.bk);
+    let mut tiles = k.div_ceil(cfg.bk);
+    if comptime!(cfg.bounded) {
+        let launch_index = (z * CUBE_COUNT_Y as usize + CUBE_POS_Y as usize)
+            * CUBE_COUNT_X as usize
+            + CUBE_POS_X as usize;
+        tiles = select(launch_index < blocks, tiles, 0);
+    }
     accumulate_simt::<F, NB>(
         a, b, &mut a_s, &mut b_s, &mut acc, &o, tx, ty, 0, tiles, cfg,
     );

@@ -494,6 +494,22 @@ impl SimtShape {
         }
     }
 
+    /// Depth of the shared tiles in a stream-K tail: twice `bk` where that shape is valid on
+    /// the device (the tail's loads come from HBM rather than L2 — concurrent tail cubes read
+    /// different depths — so they need the longer lead of a deeper tile), else `bk`.
+    fn tail_depth(&self, caps: &Caps, dtype: DType) -> u16 {
+        let deep = SimtShape {
+            bk: 2 * self.bk,
+            stream_k: None,
+            ..*self
+        };
+        let twice = match std::env::var("CUBEPORT_SK_DEPTH").as_deref() {
+            Ok("1") => false,
+            _ => deep.check(caps, dtype).is_ok(),
+        };
+        if twice { deep.bk } else { self.bk }
+    }
+
     /// The same tiles through a `cp.async` pipeline of `stages` stages.
     pub const fn with_async(self, stages: u16) -> Self {
         SimtShape {
@@ -628,6 +644,7 @@ impl SimtShape {
             bias,
             b_vec,
             c_vec,
+            bounded: false,
         }
     }
 }
@@ -1241,7 +1258,8 @@ fn launch<R: Runtime, E: Element>(
     let stream_k = match variant {
         MatmulVariant::Simt(s) => s.stream_k_cubes(caps).and_then(|cubes| {
             let (gx, gy) = variant.grid(spec.m, spec.n);
-            StreamKPlan::new(spec.batch * gx * gy, spec.k.div_ceil(s.bk as usize), cubes)
+            let depth = s.tail_depth(caps, spec.dtype) as usize;
+            StreamKPlan::new(spec.batch * gx * gy, spec.k.div_ceil(depth), cubes)
         }),
         _ => None,
     };
@@ -1349,7 +1367,7 @@ fn launch<R: Runtime, E: Element>(
                         // `blocks`), the tail's pieces, their sums.
                         let units = shape.units() as u32;
                         let (gx, gy) = variant.grid(spec.m, spec.n);
-                        let plain = |blocks: usize, a, b, bias, c| {
+                        let plain = |blocks: usize, bounded: bool, a, b, bias, c| {
                             matmul_simt_kernel::launch_unchecked::<E, $A, R>(
                                 client,
                                 count.clone(),
@@ -1368,16 +1386,20 @@ fn launch<R: Runtime, E: Element>(
                                 spec.c_pitch,
                                 $scale,
                                 blocks,
-                                cfg,
+                                SimtConfig { bounded, ..cfg },
                             )
                         };
                         match stream_k {
-                            None => plain(spec.batch * gx * gy, a, b, bias, c),
+                            None => plain(spec.batch * gx * gy, false, a, b, bias, c),
                             Some(plan) => {
                                 let ws_len = plan.slots() * shape.bm as usize * shape.bn as usize;
+                                let tail_cfg = SimtConfig {
+                                    bk: shape.tail_depth(caps, spec.dtype) as usize,
+                                    ..cfg
+                                };
                                 let ws = client.empty(ws_len * 4);
                                 let x = plan.runs.min(caps.max_cube_count[0] as usize);
-                                plain(plan.dp, a, b, bias, c);
+                                plain(plan.dp, true, a, b, bias, c);
                                 matmul_simt_sk_kernel::launch_unchecked::<E, R>(
                                     client,
                                     CubeCount::new_2d(x as u32, plan.runs.div_ceil(x) as u32),
@@ -1394,7 +1416,7 @@ fn launch<R: Runtime, E: Element>(
                                     plan.dp,
                                     plan.chunk,
                                     plan.total,
-                                    cfg,
+                                    tail_cfg,
                                 );
                                 matmul_simt_fixup_kernel::launch_unchecked::<E, $A, R>(
                                     client,
@@ -1411,7 +1433,7 @@ fn launch<R: Runtime, E: Element>(
                                     $scale,
                                     plan.dp,
                                     plan.chunk,
-                                    cfg,
+                                    tail_cfg,
                                 )
                             }
                         }
