@@ -7,7 +7,8 @@
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | register blocking |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | superseded by the SIMT kernel (nvcc sinks its prefetch loads next to their stores) |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | slower than `blocked128` on the H200 since the warp tiling (register pressure) |
-//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>[_g<rows>]` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages; `_g<rows>` walks the cubes in column strips | the automatic choice for f32 (`simt128x256x8_8x16_s1_g8` for large products: 45.8 TFLOP/s at 8192³, 0.893× cuBLAS sgemm in the same process on the H200; 0.882× at 4096³) |
+//! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_s<stages>[_g<rows>]` ([`SimtShape`]) | the vectorized CUDA-core kernel: shared tiles held as 4-wide vectors (one 16-byte read feeds 16 FMAs), 16-byte B loads and C stores when B's rows and C's rows are contiguous and 4-aligned, loads two tiles ahead through registers, 1 or 2 shared stages; `_g<rows>` walks the cubes in column strips | the automatic choice for f32 where the device reports no SM count (`simt128x256x8_8x16_s1_g8` for large products: 45.8 TFLOP/s at 8192³, 0.893× cuBLAS sgemm in the same process on the H200; 0.880–0.882× at 4096³) |
+//! | `simt…_s<stages>[_g<rows>]_sk[<cubes>]` ([`SimtShape::stream_k`]) | the same kernel for all but the last `blocks mod SMs` blocks (a whole number of waves), then a stream-K tail: one cube per SM takes an equal run of the last blocks' depth tiles (16 deep), at most 8 cubes per block, and a fixup pass sums each block's f32 pieces in a fixed order before the epilogue — no partial last wave | the automatic choice for f32 on CUDA (`simt128x256x8_8x16_s1_g8_sk`: 46.4 TFLOP/s at 8192³, 0.902× cuBLAS sgemm, and 46.0 at 4096³, 0.893×, same process on the H200, session 9) |
 //! | `simt<bm>x<bn>x<bk>_<tm>x<tn>_a<stages>` ([`SimtShape`] with `async_copy`) | the same register tiles fed by `cp.async` (f32, CUDA): A kept row-major and read 4 depths per 16-byte read, 2–4 stages on mbarriers, one barrier per tile, no register staging; other layouts run the register-staged shape | forced only: compiled and checked offline (255 registers, no spills, 2048 FMAs per 16-deep tile), not yet timed on a GPU |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>` ([`TcShape`]) | tensor cores (cubecl `cmma` → WMMA on CUDA): `wm × wn` planes per cube, each a grid of 16 × 16 fragments, 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers | the automatic choice for f16/bf16 when A or B rows are not 16-byte vectors (212.6 TFLOP/s f16 at 8192³ on the H200) |
 //! | `tc<bm>x<bn>x<bk>_w<wm>x<wn>_a<stages>` ([`TcShape`] with `stages`) | the same fragments fed by `cp.async` (global → shared, no registers) through 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile; other layouts run the register-staged kernel | `tc128x256x32_w2x4_a3`: f16 264.8, bf16 214.5 TFLOP/s at 8192³ on the H200 (the f16 choice until Session 6) |
@@ -443,7 +444,9 @@ impl SimtShape {
     /// [`SimtShape::S128X256`] with cubes walking column strips 8 block-rows tall: the choice
     /// for large f32 products (0.5–0.7% over the launch order at 4096³ and 8192³ on the H200).
     pub const S128X256_G8: SimtShape = SimtShape::S128X256.with_group(8);
-    /// [`SimtShape::S128X256_G8`] with a stream-K tail over the device's SMs.
+    /// [`SimtShape::S128X256_G8`] with a stream-K tail over the device's SMs: the choice for
+    /// large f32 products where the device reports its SM count (H200: 46.4 TFLOP/s at 8192³,
+    /// 0.902× cuBLAS sgemm; 0.893× at 4096³).
     pub const S128X256_G8_SK: SimtShape = SimtShape::S128X256_G8.with_stream_k(0);
     /// 128 × 256 blocks, 16-deep tiles, 8 × 16 per unit, three `cp.async` stages (f32 with
     /// 16-byte rows on CUDA; forced only until it has been timed on a GPU).
@@ -495,19 +498,20 @@ impl SimtShape {
     }
 
     /// Depth of the shared tiles in a stream-K tail: twice `bk` where that shape is valid on
-    /// the device (the tail's loads come from HBM rather than L2 — concurrent tail cubes read
-    /// different depths — so they need the longer lead of a deeper tile), else `bk`.
+    /// the device, else `bk`. Concurrent tail cubes read different depths, so their loads
+    /// find less in L2 and need the longer lead of a deeper tile (H200, session 9: the
+    /// 128 × 256 tail took 673 µs at 16 deep against 740 µs at 8 deep, 4096³).
     fn tail_depth(&self, caps: &Caps, dtype: DType) -> u16 {
         let deep = SimtShape {
             bk: 2 * self.bk,
             stream_k: None,
             ..*self
         };
-        let twice = match std::env::var("CUBEPORT_SK_DEPTH").as_deref() {
-            Ok("1") => false,
-            _ => deep.check(caps, dtype).is_ok(),
-        };
-        if twice { deep.bk } else { self.bk }
+        if deep.check(caps, dtype).is_ok() {
+            deep.bk
+        } else {
+            self.bk
+        }
     }
 
     /// The same tiles through a `cp.async` pipeline of `stages` stages.
@@ -851,8 +855,10 @@ impl MatmulVariant {
     /// `tc128x128x32_w4x2_a3` (register-staged `tc128x128x32_w4x2` without `cp.async`);
     /// `tc64x128x32_w2x2` when 128-blocks would not fill the device; the caller applies
     /// [`MatmulVariant::for_layout`] for operands that are not 16-byte vectors — otherwise the vectorized
-    /// SIMT kernel (`simt128x256x8_8x16_s1_g8`, `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`,
-    /// the largest whose blocks fill the device) and 16-tiles for tiny outputs.
+    /// SIMT kernel (`simt128x256x8_8x16_s1_g8` — with its stream-K tail, `_sk`, where the device
+    /// reports its SM count: 1.2–1.5% faster at 4096³ and 8192³ on the H200 —,
+    /// `simt128x128x16_8x16_s1` or `simt64x64x16_4x4_s2`, the largest whose blocks fill the
+    /// device) and 16-tiles for tiny outputs.
     pub fn select(caps: &Caps, dtype: DType, batch: usize, m: usize, n: usize) -> Self {
         let blocks = |bm: usize, bn: usize| batch * m.div_ceil(bm) * n.div_ceil(bn);
         let fill = caps.num_sms.map_or(64, |s| s as usize);
