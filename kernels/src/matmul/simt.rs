@@ -353,8 +353,8 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
 ///
 /// With `cfg.bounded`, only the cubes whose launch index (batch-major, `CUBE_POS_Z · gx · gy +
 /// CUBE_POS_Y · gx + CUBE_POS_X`) is below `blocks` multiply: the others store the epilogue of
-/// a zero product, which [`matmul_simt_fixup_kernel`] overwrites after
-/// [`matmul_simt_sk_kernel`] has multiplied those blocks (a select rather than an early exit,
+/// a zero product, which [`matmul_simt_fixup_kernel()`] overwrites after
+/// [`matmul_simt_sk_kernel()`] has multiplied those blocks (a select rather than an early exit,
 /// which cost the plain kernel 4 registers and 1% on the H200).
 ///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
@@ -418,10 +418,10 @@ fn partial_at(slot: usize, i: usize, #[comptime] cfg: SimtConfig) -> usize {
     (slot * comptime!(cfg.tm * cfg.tn) + i) * units + UNIT_POS as usize
 }
 
-/// The stream-K tail of a SIMT product (its first pass; [`matmul_simt_fixup_kernel`] finishes
+/// The stream-K tail of a SIMT product (its first pass; [`matmul_simt_fixup_kernel()`] finishes
 /// it). The output's blocks (`⌈m/bm⌉ · ⌈n/bn⌉` per batch, batch-major, each batch in the order
 /// of `cfg.group`) are numbered `0..tiles`; each is `iters = ⌈k/bk⌉` depth tiles deep.
-/// [`matmul_simt_kernel`] computes blocks `0..dp` whole (its `blocks = dp`); the last
+/// [`matmul_simt_kernel()`] computes blocks `0..dp` whole (its `blocks = dp`); the last
 /// `tiles − dp` blocks are one stream of `total = (tiles − dp) · iters` depth tiles cut in runs
 /// of `chunk`. Cube `j` (`CUBE_POS_Y · CUBE_COUNT_X + CUBE_POS_X`) takes run `j`, which spans at
 /// most two blocks, and writes each piece's raw `f32` accumulators to workspace slot
@@ -429,7 +429,7 @@ fn partial_at(slot: usize, i: usize, #[comptime] cfg: SimtConfig) -> usize {
 ///
 /// With `dp = tiles − tiles mod SMs` and one cube per SM for the tail, the last wave is full:
 /// every SM gets the same share of the tail.
-/// Preconditions: as [`matmul_simt_kernel`], and `chunk < iters` (so every tail block has at
+/// Preconditions: as [`matmul_simt_kernel()`], and `chunk < iters` (so every tail block has at
 /// least two pieces); `ws` holds `(⌈total/chunk⌉ + tiles − dp) · bm · bn` entries.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -486,10 +486,10 @@ pub fn matmul_simt_sk_kernel<F: Float, NB: Size>(
 }
 
 /// The stream-K tail's second pass: cube `t` sums, in run order, the pieces of block `dp + t`
-/// that [`matmul_simt_sk_kernel`] left in `ws` (runs `⌊t·iters/chunk⌋ ..= ⌊((t+1)·iters −
+/// that [`matmul_simt_sk_kernel()`] left in `ws` (runs `⌊t·iters/chunk⌋ ..= ⌊((t+1)·iters −
 /// 1)/chunk⌋`, slot `run + t`) and stores the block through the epilogue. Summing in a fixed
 /// order makes the result the same on every run. `CUBE_DIM = (bm/tm)·(bn/tn)`, cubes
-/// `(tiles − dp, 1, 1)`. Preconditions: as [`matmul_simt_sk_kernel`]'s, with the same arguments.
+/// `(tiles − dp, 1, 1)`. Preconditions: as [`matmul_simt_sk_kernel()`]'s, with the same arguments.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_simt_fixup_kernel<F: Float, NC: Size, A: Activation>(
