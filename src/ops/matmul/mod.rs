@@ -1261,11 +1261,13 @@ fn launch<R: Runtime, E: Element>(
     let a_len = h.a.size_in_used() as usize / E::DTYPE.size();
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
+    let (gx, gy) = variant.grid(spec.m, spec.n);
+    // The stream-K plan and the depth of its tail tiles, which the plan's runs count in.
     let stream_k = match variant {
         MatmulVariant::Simt(s) => s.stream_k_cubes(caps).and_then(|cubes| {
-            let (gx, gy) = variant.grid(spec.m, spec.n);
             let depth = s.tail_depth(caps, spec.dtype) as usize;
             StreamKPlan::new(spec.batch * gx * gy, spec.k.div_ceil(depth), cubes)
+                .map(|plan| (plan, depth))
         }),
         _ => None,
     };
@@ -1372,7 +1374,6 @@ fn launch<R: Runtime, E: Element>(
                         // run in order on one stream: whole blocks `0..dp` (the plain kernel's
                         // `blocks`), the tail's pieces, their sums.
                         let units = shape.units() as u32;
-                        let (gx, gy) = variant.grid(spec.m, spec.n);
                         let plain = |blocks: usize, bounded: bool, a, b, bias, c| {
                             matmul_simt_kernel::launch_unchecked::<E, $A, R>(
                                 client,
@@ -1397,12 +1398,9 @@ fn launch<R: Runtime, E: Element>(
                         };
                         match stream_k {
                             None => plain(spec.batch * gx * gy, false, a, b, bias, c),
-                            Some(plan) => {
+                            Some((plan, depth)) => {
                                 let ws_len = plan.slots() * shape.bm as usize * shape.bn as usize;
-                                let tail_cfg = SimtConfig {
-                                    bk: shape.tail_depth(caps, spec.dtype) as usize,
-                                    ..cfg
-                                };
+                                let tail_cfg = SimtConfig { bk: depth, ..cfg };
                                 let ws = client.empty(ws_len * 4);
                                 let x = plan.runs.min(caps.max_cube_count[0] as usize);
                                 plain(plan.dp, true, a, b, bias, c);
