@@ -143,10 +143,10 @@ fn variants_match<R: Runtime>(
 }
 
 /// The stream-K SIMT kernel (`_sk<cubes>`) on problems whose blocks split into whole ones and
-/// a shared tail in several ways — a tail block in 2 to 8 pieces, tails that cross batches,
-/// 4-wide and scalar B and C paths, transposed operands, and a cube count that divides the
-/// blocks (no tail: the plain kernel runs) — and with the device's SM count where it reports
-/// one.
+/// a shared tail in several ways — a tail block in 2 to 8 pieces, tails that cross batches or
+/// `_g8`'s column strips, 4-wide and scalar B and C paths, transposed operands, and a cube
+/// count that divides the blocks (no tail: the plain kernel runs) — and with the device's SM
+/// count where it reports one.
 pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     let caps = cubeport::caps_of(client);
     let sk = |p: u16| Some(MatmulVariant::Simt(SimtShape::S128X256_G8.with_stream_k(p)));
@@ -172,6 +172,9 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
         (problem(3, 130, 300, 77, false, false), true, vec![5, 8]),
         // 3 × 3 blocks of 13 depth tiles, both operands transposed.
         (problem(0, 257, 520, 100, true, true), false, vec![3, 4]),
+        // 9 × 2 blocks (two column strips of `_g8`: 8 rows, then 1) of 3 depth tiles: whole
+        // blocks that fill the first strip (4 cubes) or stop one short of it (5).
+        (problem(0, 1100, 300, 40, false, false), false, vec![4, 5]),
         // One block of 65 depth tiles in 8 pieces.
         (problem(0, 72, 80, 520, false, false), true, vec![8]),
     ] {

@@ -648,7 +648,7 @@ impl SimtShape {
             bias,
             b_vec,
             c_vec,
-            bounded: false,
+            linear: false,
         }
     }
 }
@@ -1262,11 +1262,13 @@ fn launch<R: Runtime, E: Element>(
     let b_len = h.b.size_in_used() as usize / E::DTYPE.size();
     let c_len = (spec.batch * spec.m - 1) * spec.c_pitch + spec.n;
     let (gx, gy) = variant.grid(spec.m, spec.n);
-    // The stream-K plan and the depth of its tail tiles, which the plan's runs count in.
+    // The stream-K plan and the depth of its tail tiles, which the plan's runs count in. Its
+    // whole blocks run on a 1-D grid: beyond the device's first axis the plain launch runs.
     let stream_k = match variant {
         MatmulVariant::Simt(s) => s.stream_k_cubes(caps).and_then(|cubes| {
             let depth = s.tail_depth(caps, spec.dtype) as usize;
             StreamKPlan::new(spec.batch * gx * gy, spec.k.div_ceil(depth), cubes)
+                .filter(|plan| plan.dp <= caps.max_cube_count[0] as usize)
                 .map(|plan| (plan, depth))
         }),
         _ => None,
@@ -1371,13 +1373,14 @@ fn launch<R: Runtime, E: Element>(
                         // the kernel's vector paths require. With stream-K, the plan meets
                         // its kernels' preconditions (`StreamKPlan::new`: `chunk < iters`),
                         // `ws` holds its `slots() · bm · bn` f32 pieces, and three kernels
-                        // run in order on one stream: whole blocks `0..dp` (the plain kernel's
-                        // `blocks`), the tail's pieces, their sums.
+                        // run in order on one stream: whole blocks `0..dp` (the plain kernel,
+                        // `linear`, on `dp` cubes: the plan has `dp` within the first grid
+                        // axis), the tail's pieces, their sums.
                         let units = shape.units() as u32;
-                        let plain = |blocks: usize, bounded: bool, a, b, bias, c| {
+                        let plain = |count: CubeCount, linear: bool, a, b, bias, c| {
                             matmul_simt_kernel::launch_unchecked::<E, $A, R>(
                                 client,
-                                count.clone(),
+                                count,
                                 CubeDim::new_1d(units),
                                 nb,
                                 nc,
@@ -1392,18 +1395,19 @@ fn launch<R: Runtime, E: Element>(
                                 strides_arg::<R>(spec.b_strides),
                                 spec.c_pitch,
                                 $scale,
-                                blocks,
-                                SimtConfig { bounded, ..cfg },
+                                SimtConfig { linear, ..cfg },
                             )
                         };
                         match stream_k {
-                            None => plain(spec.batch * gx * gy, false, a, b, bias, c),
+                            None => plain(count, false, a, b, bias, c),
                             Some((plan, depth)) => {
                                 let ws_len = plan.slots() * shape.bm as usize * shape.bn as usize;
                                 let tail_cfg = SimtConfig { bk: depth, ..cfg };
                                 let ws = client.empty(ws_len * 4);
                                 let x = plan.runs.min(caps.max_cube_count[0] as usize);
-                                plain(plan.dp, true, a, b, bias, c);
+                                if plan.dp > 0 {
+                                    plain(CubeCount::new_1d(plan.dp as u32), true, a, b, bias, c);
+                                }
                                 matmul_simt_sk_kernel::launch_unchecked::<E, R>(
                                     client,
                                     CubeCount::new_2d(x as u32, plan.runs.div_ceil(x) as u32),
