@@ -37,9 +37,9 @@ pub struct SimtConfig {
     pub b_vec: bool,
     /// C is written as 4-wide vectors (the launch's `NC` is 4).
     pub c_vec: bool,
-    /// [`matmul_simt_kernel()`] runs on a 1-D grid of `blocks` cubes that take the output's
-    /// first `blocks` blocks in the order of [`matmul_simt_sk_kernel()`] (the stream-K launch's
-    /// whole blocks), instead of one cube per block.
+    /// [`matmul_simt_kernel()`] runs on a 1-D grid whose cube `j` takes output block `j` in
+    /// the numbering of [`matmul_simt_sk_kernel()`] (the stream-K launch's whole blocks `0..dp`
+    /// on `dp` cubes), instead of one cube per block of a `(⌈n/bn⌉, ⌈m/bm⌉, batch)` grid.
     pub linear: bool,
 }
 
@@ -352,10 +352,10 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
 /// (broadcasts, no bank conflicts). Global loads run two tiles ahead through registers
 /// (`accumulate_simt`).
 ///
-/// With `cfg.linear`, cubes are `(blocks, 1, 1)` and cube `j` computes block `j` of the
-/// numbering of [`matmul_simt_sk_kernel()`] (batch-major, each batch in the order of
-/// `cfg.group`): the stream-K launch's whole blocks `0..dp`, with no cube for the tail blocks
-/// (an earlier full grid that zeroed the tail cubes' depth ran 1.4% slower per wave on the H200).
+/// With `cfg.linear`, cubes are `(dp, 1, 1)` and cube `j` computes block `j` of the numbering
+/// of [`matmul_simt_sk_kernel()`] (batch-major, each batch in the order of `cfg.group`): the
+/// stream-K launch's whole blocks, with no cube for the tail blocks (a full grid whose tail
+/// cubes skipped their depth was 0.2% slower at 4096³ on the H200).
 ///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
 /// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
@@ -394,9 +394,8 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let (mut by, mut bx) = grouped_block(cfg.group);
     if comptime!(cfg.linear) {
         let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
-        let blk = CUBE_POS_X as usize;
-        z = blk / (gx * gy);
-        let (y, x) = grouped_tile(blk % (gx * gy), gx, gy, cfg.group);
+        let (w, y, x) = numbered_block(CUBE_POS_X as usize, gx, gy, cfg.group);
+        z = w;
         by = y;
         bx = x;
     }
@@ -409,6 +408,20 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     store_simt::<F, NC, A>(
         c, &mut acc, bias, o.row0, o.col0, z, m, n, k, c_pitch, scale, tx, ty, cfg,
     );
+}
+
+/// `(batch, block_row, block_col)` of output block `blk` in the numbering shared by the stream-K
+/// launch's kernels: `gx · gy` blocks per batch (`gx = ⌈n/bn⌉`, `gy = ⌈m/bm⌉`), batch-major,
+/// each batch in the order of `group` ([`grouped_tile`]).
+#[cube]
+fn numbered_block(
+    blk: usize,
+    gx: usize,
+    gy: usize,
+    #[comptime] group: usize,
+) -> (usize, usize, usize) {
+    let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, group);
+    (blk / (gx * gy), by, bx)
 }
 
 /// Where partial block `slot`'s entry `i` of unit `u` lies in the stream-K workspace: units
@@ -467,8 +480,7 @@ pub fn matmul_simt_sk_kernel<F: Float, NB: Size>(
         let blk = it / iters;
         let kt0 = it % iters;
         let kt1 = (kt0 + end - it).min(iters);
-        let z = blk / (gx * gy);
-        let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, cfg.group);
+        let (z, by, bx) = numbered_block(blk, gx, gy, cfg.group);
         let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
         #[unroll]
         for i in 0..comptime!(cfg.tm * cfg.tn) {
@@ -524,8 +536,7 @@ pub fn matmul_simt_fixup_kernel<F: Float, NC: Size, A: Activation>(
             acc[i] += ws[partial_at(run + t, i, cfg)];
         }
     }
-    let z = blk / (gx * gy);
-    let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, cfg.group);
+    let (z, by, bx) = numbered_block(blk, gx, gy, cfg.group);
     store_simt::<F, NC, A>(
         c,
         &mut acc,
