@@ -41,6 +41,8 @@ pub struct SimtConfig {
     /// the numbering of [`matmul_simt_sk_kernel()`] (the stream-K launch's whole blocks `0..dp`
     /// on `dp` cubes), instead of one cube per block of a `(⌈n/bn⌉, ⌈m/bm⌉, batch)` grid.
     pub linear: bool,
+    /// EXPERIMENT (session 11, removed after the call): code-shape variant of the main loop.
+    pub tweak: u32,
 }
 
 /// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
@@ -190,17 +192,56 @@ fn multiply4<F: Float>(
         for h in 0..gb {
             fb[h] = b_s[b_off + kk * bn4 + h * comptime!(bn4 / gb)];
         }
-        #[unroll]
-        for g in 0..ga {
+        if comptime!(cfg.tweak == 3) {
             #[unroll]
-            for i in 0..4usize {
-                let x = f32::cast_from(fa[g][i]);
+            for h in 0..gb {
                 #[unroll]
-                for h in 0..gb {
+                for j in 0..4usize {
+                    let y = f32::cast_from(fb[h][j]);
                     #[unroll]
-                    for j in 0..4usize {
-                        let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
-                        acc[idx] += x * f32::cast_from(fb[h][j]);
+                    for g in 0..ga {
+                        #[unroll]
+                        for i in 0..4usize {
+                            let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
+                            acc[idx] += f32::cast_from(fa[g][i]) * y;
+                        }
+                    }
+                }
+            }
+        } else if comptime!(cfg.tweak == 2) {
+            // Serpentine: odd rows walk the columns backwards.
+            #[unroll]
+            for g in 0..ga {
+                #[unroll]
+                for i2 in 0..2usize {
+                    let x0 = f32::cast_from(fa[g][2 * i2]);
+                    #[unroll]
+                    for q in 0..comptime!(gb * 4) {
+                        let idx = (g * 4 + 2 * i2) * cfg.tn + q;
+                        acc[idx] += x0 * f32::cast_from(fb[q / 4][q % 4]);
+                    }
+                    let x1 = f32::cast_from(fa[g][2 * i2 + 1]);
+                    #[unroll]
+                    for q in 0..comptime!(gb * 4) {
+                        let c = comptime!(gb * 4 - 1) - q;
+                        let idx = (g * 4 + 2 * i2 + 1) * cfg.tn + c;
+                        acc[idx] += x1 * f32::cast_from(fb[c / 4][c % 4]);
+                    }
+                }
+            }
+        } else {
+            #[unroll]
+            for g in 0..ga {
+                #[unroll]
+                for i in 0..4usize {
+                    let x = f32::cast_from(fa[g][i]);
+                    #[unroll]
+                    for h in 0..gb {
+                        #[unroll]
+                        for j in 0..4usize {
+                            let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
+                            acc[idx] += x * f32::cast_from(fb[h][j]);
+                        }
                     }
                 }
             }
@@ -271,8 +312,13 @@ fn accumulate_simt<F: Float, NB: Size>(
     let mut rb = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bn / 4 / units));
     let tiles = kt1 - kt0;
     let k0 = kt0 * cfg.bk;
-    fetch_a4::<F>(a, &mut ra, o, k0, cfg);
-    fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
+    if comptime!(cfg.tweak == 5) {
+        fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
+        fetch_a4::<F>(a, &mut ra, o, k0, cfg);
+    } else {
+        fetch_a4::<F>(a, &mut ra, o, k0, cfg);
+        fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
+    }
     stash4::<F>(&ra, &rb, a_s, b_s, 0, cfg);
     if tiles > 1 {
         fetch_a4::<F>(a, &mut ra, o, k0 + cfg.bk, cfg);
@@ -291,8 +337,13 @@ fn accumulate_simt<F: Float, NB: Size>(
         }
         sync_cube();
         if t + 2 < tiles {
-            fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
-            fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
+            if comptime!(cfg.tweak == 5) {
+                fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
+                fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
+            } else {
+                fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
+                fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
+            }
         }
     }
 }
@@ -321,9 +372,11 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
     // the vector stores need to new values, so the accumulators are not pinned to them (H200,
     // same binary: 0.5% faster at 8192³, no change at 4096³).
     let one = f32::cast_from(k.min(1));
-    #[unroll]
-    for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] *= one;
+    if comptime!(cfg.tweak != 1) {
+        #[unroll]
+        for i in 0..comptime!(cfg.tm * cfg.tn) {
+            acc[i] *= one;
+        }
     }
     let ga = comptime!(cfg.tm / 4);
     let gb = comptime!(cfg.tn / 4);
@@ -386,9 +439,14 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let mut b_s =
         SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
     let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
+    let zero = f32::cast_from(k.min(1)) - 1.0;
     #[unroll]
     for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] = 0.0;
+        if comptime!(cfg.tweak == 6) {
+            acc[i] = zero;
+        } else {
+            acc[i] = 0.0;
+        }
     }
     let mut z = CUBE_POS_Z as usize;
     let (mut by, mut bx) = grouped_block(cfg.group);
