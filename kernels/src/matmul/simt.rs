@@ -41,8 +41,6 @@ pub struct SimtConfig {
     /// the numbering of [`matmul_simt_sk_kernel()`] (the stream-K launch's whole blocks `0..dp`
     /// on `dp` cubes), instead of one cube per block of a `(⌈n/bn⌉, ⌈m/bm⌉, batch)` grid.
     pub linear: bool,
-    /// EXPERIMENT (session 11, removed after the call): code-shape variant of the main loop.
-    pub tweak: u32,
 }
 
 /// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
@@ -192,57 +190,26 @@ fn multiply4<F: Float>(
         for h in 0..gb {
             fb[h] = b_s[b_off + kk * bn4 + h * comptime!(bn4 / gb)];
         }
-        if comptime!(cfg.tweak == 3) {
+        // Serpentine order: odd rows walk the columns backwards, so each row's first FMA
+        // reuses the B value of the previous row's last. ptxas keeps much of the source order,
+        // and this one issued better on the H200 (session 11, same binary and call: 2.1%
+        // faster at 4096³, 3.1% at 8192³ than every row walking forwards).
+        #[unroll]
+        for g in 0..ga {
             #[unroll]
-            for h in 0..gb {
+            for i2 in 0..2usize {
+                let x0 = f32::cast_from(fa[g][2 * i2]);
                 #[unroll]
-                for j in 0..4usize {
-                    let y = f32::cast_from(fb[h][j]);
-                    #[unroll]
-                    for g in 0..ga {
-                        #[unroll]
-                        for i in 0..4usize {
-                            let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
-                            acc[idx] += f32::cast_from(fa[g][i]) * y;
-                        }
-                    }
+                for q in 0..comptime!(gb * 4) {
+                    let idx = (g * 4 + 2 * i2) * cfg.tn + q;
+                    acc[idx] += x0 * f32::cast_from(fb[q / 4][q % 4]);
                 }
-            }
-        } else if comptime!(cfg.tweak == 2) {
-            // Serpentine: odd rows walk the columns backwards.
-            #[unroll]
-            for g in 0..ga {
+                let x1 = f32::cast_from(fa[g][2 * i2 + 1]);
                 #[unroll]
-                for i2 in 0..2usize {
-                    let x0 = f32::cast_from(fa[g][2 * i2]);
-                    #[unroll]
-                    for q in 0..comptime!(gb * 4) {
-                        let idx = (g * 4 + 2 * i2) * cfg.tn + q;
-                        acc[idx] += x0 * f32::cast_from(fb[q / 4][q % 4]);
-                    }
-                    let x1 = f32::cast_from(fa[g][2 * i2 + 1]);
-                    #[unroll]
-                    for q in 0..comptime!(gb * 4) {
-                        let c = comptime!(gb * 4 - 1) - q;
-                        let idx = (g * 4 + 2 * i2 + 1) * cfg.tn + c;
-                        acc[idx] += x1 * f32::cast_from(fb[c / 4][c % 4]);
-                    }
-                }
-            }
-        } else {
-            #[unroll]
-            for g in 0..ga {
-                #[unroll]
-                for i in 0..4usize {
-                    let x = f32::cast_from(fa[g][i]);
-                    #[unroll]
-                    for h in 0..gb {
-                        #[unroll]
-                        for j in 0..4usize {
-                            let idx = (g * 4 + i) * cfg.tn + h * 4 + j;
-                            acc[idx] += x * f32::cast_from(fb[h][j]);
-                        }
-                    }
+                for q in 0..comptime!(gb * 4) {
+                    let c = comptime!(gb * 4 - 1) - q;
+                    let idx = (g * 4 + 2 * i2 + 1) * cfg.tn + c;
+                    acc[idx] += x1 * f32::cast_from(fb[c / 4][c % 4]);
                 }
             }
         }
@@ -312,13 +279,8 @@ fn accumulate_simt<F: Float, NB: Size>(
     let mut rb = Array::<Vector<F, Const<4>>>::new(comptime!(cfg.bk * cfg.bn / 4 / units));
     let tiles = kt1 - kt0;
     let k0 = kt0 * cfg.bk;
-    if comptime!(cfg.tweak == 5) {
-        fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
-        fetch_a4::<F>(a, &mut ra, o, k0, cfg);
-    } else {
-        fetch_a4::<F>(a, &mut ra, o, k0, cfg);
-        fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
-    }
+    fetch_a4::<F>(a, &mut ra, o, k0, cfg);
+    fetch_b4::<F, NB>(b, &mut rb, o, k0, cfg);
     stash4::<F>(&ra, &rb, a_s, b_s, 0, cfg);
     if tiles > 1 {
         fetch_a4::<F>(a, &mut ra, o, k0 + cfg.bk, cfg);
@@ -337,13 +299,8 @@ fn accumulate_simt<F: Float, NB: Size>(
         }
         sync_cube();
         if t + 2 < tiles {
-            if comptime!(cfg.tweak == 5) {
-                fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
-                fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
-            } else {
-                fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
-                fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
-            }
+            fetch_a4::<F>(a, &mut ra, o, k0 + (t + 2) * cfg.bk, cfg);
+            fetch_b4::<F, NB>(b, &mut rb, o, k0 + (t + 2) * cfg.bk, cfg);
         }
     }
 }
@@ -372,11 +329,9 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
     // the vector stores need to new values, so the accumulators are not pinned to them (H200,
     // same binary: 0.5% faster at 8192³, no change at 4096³).
     let one = f32::cast_from(k.min(1));
-    if comptime!(cfg.tweak != 1) {
-        #[unroll]
-        for i in 0..comptime!(cfg.tm * cfg.tn) {
-            acc[i] *= one;
-        }
+    #[unroll]
+    for i in 0..comptime!(cfg.tm * cfg.tn) {
+        acc[i] *= one;
     }
     let ga = comptime!(cfg.tm / 4);
     let gb = comptime!(cfg.tn / 4);
@@ -439,14 +394,9 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     let mut b_s =
         SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
     let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
-    let zero = f32::cast_from(k.min(1)) - 1.0;
     #[unroll]
     for i in 0..comptime!(cfg.tm * cfg.tn) {
-        if comptime!(cfg.tweak == 6) {
-            acc[i] = zero;
-        } else {
-            acc[i] = 0.0;
-        }
+        acc[i] = 0.0;
     }
     let mut z = CUBE_POS_Z as usize;
     let (mut by, mut bx) = grouped_block(cfg.group);

@@ -649,11 +649,6 @@ impl SimtShape {
             b_vec,
             c_vec,
             linear: false,
-            // EXPERIMENT (session 11): removed after the device call.
-            tweak: std::env::var("CUBEPORT_SIMT_TWEAK")
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .unwrap_or(0),
         }
     }
 }
