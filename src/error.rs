@@ -50,6 +50,12 @@ pub enum Error {
         /// cubecl's error, rendered (cubecl's `ServerError` carries a backtrace).
         message: String,
     },
+    /// A host ↔ device copy or a pinned host allocation failed in the driver.
+    #[error("transfer failed: {message}")]
+    Transfer {
+        /// The driver's error, rendered.
+        message: String,
+    },
     /// A buffer larger than the device allows in one allocation.
     #[error(
         "a buffer of {bytes} bytes exceeds the device's single-allocation limit of {limit} bytes"

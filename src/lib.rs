@@ -35,11 +35,13 @@ pub use cubecl;
 pub use cubeport_backends as backends;
 pub use cubeport_backends::{BackendError, BackendKind, Caps};
 
+mod cache;
 mod dtype;
 mod error;
 mod guard;
 mod layout;
 mod tensor;
+mod transfer;
 
 #[cfg(feature = "testing")]
 pub mod cases;
@@ -48,9 +50,14 @@ pub mod reference;
 #[cfg(feature = "testing")]
 pub mod testing;
 
+pub use cache::{KERNEL_CACHE_ENV, kernel_cache_path, kernel_cache_root};
+#[cfg(feature = "cuda")]
+pub use cache::{cuda_client, cuda_client_on, kernel_cache_dir};
+#[cfg(feature = "wgpu")]
+pub use cache::{wgpu_client, wgpu_client_on};
 pub use dtype::{DType, Element, Scalar};
 pub use error::{Error, ShapeError};
-pub use guard::checked_launch;
+pub use guard::{CHECKED_ENV, Checking, checked_launch, checking, flush, set_checking, sync};
 pub use layout::Layout;
 pub use ops::activation::{
     Activation, ActivationVariant, GeluApprox, add, add_into, bias_activation_into,
@@ -71,18 +78,33 @@ pub use ops::transpose::{TransposeVariant, transpose_into, transpose_with};
 pub use ops::{ReducePath, RowGroup};
 pub use reference::Reduction;
 pub use tensor::{DeviceTensor, TensorMut, TensorRef};
+pub use transfer::PinnedBuffer;
 
-/// `Caps` of the backend a client belongs to.
+/// `Caps` of the backend a client belongs to. Read once per device and kept: an op asks for
+/// them on every call.
 pub fn caps_of<R: cubecl::Runtime>(client: &cubecl::prelude::ComputeClient<R>) -> Caps {
-    Caps::of(client, backend_of::<R>())
+    use std::sync::RwLock;
+    static CACHE: RwLock<Vec<(usize, Caps)>> = RwLock::new(Vec::new());
+    let id = guard::device_identity(client);
+    if let Ok(cache) = CACHE.read()
+        && let Some((_, caps)) = cache.iter().find(|(i, _)| *i == id)
+    {
+        return caps.clone();
+    }
+    let caps = Caps::of(client, backend_of::<R>());
+    if let Ok(mut cache) = CACHE.write()
+        && !cache.iter().any(|(i, _)| *i == id)
+    {
+        cache.push((id, caps.clone()));
+    }
+    caps
 }
 
 /// The [`BackendKind`] of a cubecl runtime type.
 pub fn backend_of<R: cubecl::Runtime>() -> BackendKind {
-    let name = std::any::type_name::<R>();
-    if name.contains("Cuda") {
-        BackendKind::Cuda
-    } else {
-        BackendKind::Wgpu
+    #[cfg(feature = "cuda")]
+    if std::any::TypeId::of::<R>() == std::any::TypeId::of::<cubecl::cuda::CudaRuntime>() {
+        return BackendKind::Cuda;
     }
+    BackendKind::Wgpu
 }

@@ -1,4 +1,4 @@
-use crate::{DType, Error, Layout, Scalar, ShapeError};
+use crate::{DType, Error, Layout, PinnedBuffer, Scalar, ShapeError};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
 use std::marker::PhantomData;
@@ -101,13 +101,64 @@ impl<E: Scalar> DeviceTensor<E> {
         let handle = if data.is_empty() {
             client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
         } else {
-            client.create_from_slice(bytemuck::cast_slice(data))
+            crate::transfer::upload(client, bytemuck::cast_slice(data))?
         };
         Ok(Self {
             handle,
             shape: shape.to_vec(),
             _elem: PhantomData,
         })
+    }
+
+    /// Uploads the first `shape.iter().product()` elements of a [`PinnedBuffer`]: a direct DMA
+    /// on CUDA (no host copy), as [`DeviceTensor::from_slice`] elsewhere.
+    ///
+    /// # Errors
+    /// As [`DeviceTensor::from_slice`], with `data` allowed to be longer than `shape` needs;
+    /// [`Error::Transfer`] when the driver fails the copy.
+    pub fn from_pinned<R: Runtime>(
+        client: &ComputeClient<R>,
+        data: &PinnedBuffer<E>,
+        shape: &[usize],
+    ) -> Result<Self, Error> {
+        let elems: usize = shape.iter().product();
+        let data: &[E] = data;
+        let data = data.get(..elems).ok_or_else(|| Error::Shape {
+            op: "DeviceTensor::from_pinned",
+            source: ShapeError::DataLength {
+                name: "data",
+                got: data.len(),
+                shape: shape.to_vec(),
+            },
+        })?;
+        Self::from_slice(client, data, shape)
+    }
+
+    /// Downloads the tensor into the start of `dst` (direct on CUDA: no host copy).
+    ///
+    /// # Errors
+    /// [`ShapeError::DataLength`] when `dst` is shorter than the tensor; [`Error::Read`] /
+    /// [`Error::Transfer`] when the runtime fails the read.
+    pub fn read_into<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        dst: &mut PinnedBuffer<E>,
+    ) -> Result<(), Error> {
+        let elems = self.len();
+        let got = dst.len();
+        let dst: &mut [E] = dst;
+        let dst = dst.get_mut(..elems).ok_or_else(|| Error::Shape {
+            op: "DeviceTensor::read_into",
+            source: ShapeError::DataLength {
+                name: "dst",
+                got,
+                shape: self.shape.clone(),
+            },
+        })?;
+        if dst.is_empty() {
+            return Ok(());
+        }
+        crate::transfer::download(client, &self.handle, bytemuck::cast_slice_mut(dst))
     }
 
     /// An uninitialised tensor of `shape` (contents unspecified until an op writes it).
@@ -135,6 +186,8 @@ impl<E: Scalar> DeviceTensor<E> {
             .map_err(|e| Error::Read {
                 message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
             })?;
+        // A swallowed compile panic of an earlier queued op leaves stale data behind.
+        crate::guard::after_read("DeviceTensor::to_vec")?;
         let elems = self.len();
         let all: &[E] = bytemuck::try_cast_slice(&bytes[..]).map_err(|e| Error::Read {
             message: e.to_string(),

@@ -99,10 +99,7 @@ pub fn poisoned<R: Runtime, E: Element>(
 /// # Errors
 /// The runtime's error, rendered.
 pub fn sync<R: Runtime>(client: &ComputeClient<R>) -> Result<(), Error> {
-    cubecl::future::block_on(client.sync()).map_err(|e| Error::Launch {
-        op: "sync",
-        message: format!("{e:?}"),
-    })
+    crate::sync(client)
 }
 
 /// Work to run once per backend with that backend's client (a generic closure, which Rust
@@ -131,11 +128,11 @@ pub fn visit_backends(
         let result = match (&status.device, status.kind) {
             (Err(e), _) => Err(e.to_string()),
             #[cfg(feature = "cuda")]
-            (Ok(_), BackendKind::Cuda) => backends::cuda_client()
+            (Ok(_), BackendKind::Cuda) => crate::cuda_client()
                 .map(|c| visitor.visit(c, BackendKind::Cuda))
                 .map_err(|e| e.to_string()),
             #[cfg(feature = "wgpu")]
-            (Ok(_), BackendKind::Wgpu) => backends::wgpu_client()
+            (Ok(_), BackendKind::Wgpu) => crate::wgpu_client()
                 .map(|c| visitor.visit(c, BackendKind::Wgpu))
                 .map_err(|e| e.to_string()),
             #[allow(unreachable_patterns)]

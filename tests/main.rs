@@ -299,6 +299,18 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn transfers_round_trip() {
+                let Some(c) = client("transfers_round_trip") else { return };
+                crate::suite::hardening::transfers_round_trip(&c);
+            }
+
+            #[test]
+            fn ops_from_many_threads() {
+                let Some(c) = client("ops_from_many_threads") else { return };
+                crate::suite::hardening::ops_from_many_threads(&c);
+            }
+
+            #[test]
             fn activation_launch_failure_is_an_error() {
                 let Some(c) = client("activation_launch_failure_is_an_error") else { return };
                 activation::launch_failure_is_an_error(&c);
@@ -311,7 +323,7 @@ macro_rules! backend_suite {
 backend_suite!(
     cuda,
     cubeport::cubecl::cuda::CudaRuntime,
-    cubeport::backends::cuda_client,
+    cubeport::cuda_client,
     dtypes = [F32, F16, BF16],
     unsupported = []
 );
@@ -319,7 +331,7 @@ backend_suite!(
 backend_suite!(
     wgpu,
     cubeport::cubecl::wgpu::WgpuRuntime,
-    cubeport::backends::wgpu_client,
+    cubeport::wgpu_client,
     dtypes = [F32, F16],
     unsupported = [BF16]
 );
@@ -331,18 +343,14 @@ mod cross_backend {
     /// The same seeded inputs on CUDA and wgpu give results within twice the tolerance.
     #[test]
     fn activation_backends_agree() {
-        let Some(cuda) = suite::client_or_skip(
-            "activation_backends_agree",
-            "cuda",
-            cubeport::backends::cuda_client,
-        ) else {
+        let Some(cuda) =
+            suite::client_or_skip("activation_backends_agree", "cuda", cubeport::cuda_client)
+        else {
             return;
         };
-        let Some(wgpu) = suite::client_or_skip(
-            "activation_backends_agree",
-            "wgpu",
-            cubeport::backends::wgpu_client,
-        ) else {
+        let Some(wgpu) =
+            suite::client_or_skip("activation_backends_agree", "wgpu", cubeport::wgpu_client)
+        else {
             return;
         };
         suite::activation::backends_agree(&cuda, &wgpu);
@@ -393,6 +401,112 @@ fn no_adapter_is_a_typed_error_not_a_panic() {
         "the error must say what to install: {stdout}"
     );
     assert!(!stderr.contains("panicked"), "stderr: {stderr}");
+}
+
+/// The main job fails when it checked nothing: a forced backend that cannot run is an error
+/// naming it, not `0 passed, 0 failed`.
+#[test]
+fn main_job_with_an_absent_forced_backend_fails() {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
+        return cubeport::testing::skip(
+            "main_job_with_an_absent_forced_backend_fails",
+            "cli",
+            "built without the `cli` feature",
+        );
+    };
+    let exe = if std::path::Path::new(exe).exists() {
+        std::path::PathBuf::from(exe)
+    } else {
+        match std::env::current_exe().map(|p| p.with_file_name("cubeport")) {
+            Ok(p) if p.exists() => p,
+            _ => {
+                return cubeport::testing::skip(
+                    "main_job_with_an_absent_forced_backend_fails",
+                    "cli",
+                    "the cubeport binary is not next to this test",
+                );
+            }
+        }
+    };
+    // No Vulkan driver, wgpu forced: through the environment and through the flag.
+    for args in [vec![], vec!["check", "--backend", "wgpu"]] {
+        let out = std::process::Command::new(&exe)
+            .args(&args)
+            .env("CUBEPORT_BACKEND", "wgpu")
+            .env("VK_ICD_FILENAMES", "/nonexistent.json")
+            .env("VK_DRIVER_FILES", "/nonexistent.json")
+            .env("XDG_RUNTIME_DIR", std::env::temp_dir())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} exited 0; stderr: {stderr}");
+        assert!(
+            stderr.contains("error: backend wgpu was asked for and cannot run"),
+            "{args:?}: {stderr}"
+        );
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    // An unknown backend name is refused the same way.
+    let out = std::process::Command::new(&exe)
+        .env("CUBEPORT_BACKEND", "metal9")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown backend"));
+}
+
+/// A device ordinal past the last device is a typed error that says how many exist, on every
+/// backend that has a device.
+#[test]
+fn missing_device_ordinal_is_a_typed_error() {
+    use cubeport::{BackendError, BackendKind, Error};
+    for status in cubeport::backends::available() {
+        if let Err(e) = &status.device {
+            cubeport::testing::skip(
+                "missing_device_ordinal_is_a_typed_error",
+                status.kind.name(),
+                &e.to_string(),
+            );
+            continue;
+        }
+        let count = cubeport::backends::devices(status.kind).len();
+        assert!(count >= 1, "{:?} has a device but lists none", status.kind);
+        let err = match status.kind {
+            #[cfg(feature = "cuda")]
+            BackendKind::Cuda => cubeport::cuda_client_on(count + 3).map(drop).unwrap_err(),
+            #[cfg(feature = "wgpu")]
+            BackendKind::Wgpu => cubeport::wgpu_client_on(count + 3).map(drop).unwrap_err(),
+            _ => continue,
+        };
+        assert!(
+            matches!(
+                &err,
+                Error::Backend(BackendError::NoSuchDevice { kind, ordinal, count: c })
+                    if *kind == status.kind && *ordinal == count + 3 && *c == count
+            ),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string()
+                .contains(&format!("{count} device(s) exist")),
+            "{err}"
+        );
+        // Every listed ordinal opens.
+        for d in cubeport::backends::devices(status.kind) {
+            let ok = match status.kind {
+                #[cfg(feature = "cuda")]
+                BackendKind::Cuda => cubeport::cuda_client_on(d.ordinal).is_ok(),
+                #[cfg(feature = "wgpu")]
+                BackendKind::Wgpu => cubeport::wgpu_client_on(d.ordinal).is_ok(),
+                _ => true,
+            };
+            assert!(
+                ok,
+                "{:?} ordinal {} ({}) does not open",
+                status.kind, d.ordinal, d.name
+            );
+        }
+    }
 }
 
 #[test]

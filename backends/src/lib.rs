@@ -18,11 +18,17 @@
 )]
 
 mod caps;
+mod devices;
 mod probe;
 
 pub use caps::{Caps, PlaneSupport};
 pub use probe::{BackendStatus, available, backend_from_env, discover};
 
+#[cfg(feature = "wgpu")]
+pub use devices::wgpu_client_on;
+pub use devices::{DEVICE_ENV, DeviceInfo, device_from_env, devices, install_kernel_cache};
+#[cfg(feature = "cuda")]
+pub use devices::{cuda_capability, cuda_client_on};
 #[cfg(feature = "cuda")]
 pub use probe::cuda_client;
 #[cfg(feature = "wgpu")]
@@ -104,6 +110,21 @@ pub enum BackendError {
     /// `CUBEPORT_BACKEND` (or a CLI flag) named no known backend.
     #[error("unknown backend {0:?}: expected `cuda` or `wgpu`")]
     UnknownBackend(String),
+    /// A device ordinal past the last device of the backend.
+    #[error(
+        "no {kind} device with ordinal {ordinal}: {count} device(s) exist (see `cubeport devices`)"
+    )]
+    NoSuchDevice {
+        /// The backend.
+        kind: BackendKind,
+        /// The ordinal asked for.
+        ordinal: usize,
+        /// How many devices the backend has.
+        count: usize,
+    },
+    /// `CUBEPORT_DEVICE` is not a device ordinal.
+    #[error("CUBEPORT_DEVICE={0:?} is not a device ordinal (a number; see `cubeport devices`)")]
+    BadOrdinal(String),
     /// No backend at all is usable.
     #[error("no usable backend: {0}")]
     NoneUsable(String),

@@ -70,7 +70,7 @@ pub(crate) fn probe(kind: BackendKind) -> Result<String, BackendError> {
 }
 
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn no_device(kind: BackendKind, reason: impl Into<String>) -> BackendError {
+pub(crate) fn no_device(kind: BackendKind, reason: impl Into<String>) -> BackendError {
     let hint = match kind {
         BackendKind::Cuda => crate::CUDA_HINT,
         BackendKind::Wgpu => crate::WGPU_HINT,
@@ -83,7 +83,7 @@ fn no_device(kind: BackendKind, reason: impl Into<String>) -> BackendError {
 }
 
 #[cfg(any(feature = "cuda", feature = "wgpu"))]
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -177,32 +177,31 @@ fn probe_wgpu() -> Result<String, BackendError> {
     Err(BackendError::NotCompiled(BackendKind::Wgpu))
 }
 
-/// A CUDA client on device 0, or why there is none. Never panics.
+/// A CUDA client on device `CUBEPORT_DEVICE` (default 0), or why there is none. Never panics.
 ///
 /// # Errors
-/// [`BackendError::NoDevice`] when the driver, a device or the toolkit headers are missing.
+/// [`BackendError::NoDevice`] when the driver, a device or the toolkit headers are missing;
+/// [`BackendError::NoSuchDevice`] / [`BackendError::BadOrdinal`] for a bad `CUBEPORT_DEVICE`.
 #[cfg(feature = "cuda")]
 pub fn cuda_client()
 -> Result<cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>, BackendError> {
-    use cubecl::cuda::{CudaDevice, CudaRuntime};
-    use cubecl::prelude::Runtime;
-    probe(BackendKind::Cuda)?;
-    catch_unwind(AssertUnwindSafe(|| {
-        CudaRuntime::client(&CudaDevice::new(0))
-    }))
-    .map_err(|p| no_device(BackendKind::Cuda, panic_text(p.as_ref())))
+    crate::devices::cuda_client_on(crate::device_from_env()?)
 }
 
-/// A wgpu client on the default adapter (`CUBECL_WGPU_DEFAULT_DEVICE` overrides), or why there
-/// is none. Never panics.
+/// A wgpu client on adapter `CUBEPORT_DEVICE` when it is set, else on cubecl's default adapter
+/// (`CUBECL_WGPU_DEFAULT_DEVICE` overrides), or why there is none. Never panics.
 ///
 /// # Errors
-/// [`BackendError::NoDevice`] when no adapter answers.
+/// [`BackendError::NoDevice`] when no adapter answers; [`BackendError::NoSuchDevice`] /
+/// [`BackendError::BadOrdinal`] for a bad `CUBEPORT_DEVICE`.
 #[cfg(feature = "wgpu")]
 pub fn wgpu_client()
 -> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::WgpuRuntime>, BackendError> {
     use cubecl::prelude::Runtime;
     use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+    if std::env::var(crate::DEVICE_ENV).is_ok_and(|v| !v.trim().is_empty()) {
+        return crate::devices::wgpu_client_on(crate::device_from_env()?);
+    }
     probe(BackendKind::Wgpu)?;
     catch_unwind(AssertUnwindSafe(|| {
         WgpuRuntime::client(&WgpuDevice::default())

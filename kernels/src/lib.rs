@@ -14,3 +14,7 @@ pub mod peak;
 pub mod reduce;
 pub mod softmax;
 pub mod transpose;
+
+/// A hash of this crate's kernel sources, computed at build time: part of the persistent kernel
+/// cache's directory name, so a changed kernel body never loads stale compiled code.
+pub const SOURCE_HASH: &str = env!("CUBEPORT_KERNELS_SOURCE_HASH");

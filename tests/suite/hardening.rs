@@ -55,3 +55,82 @@ pub fn allocation_beyond_limit<R: Runtime>(client: &ComputeClient<R>) {
     let t = DeviceTensor::from_slice(client, &[1.0f32, 2.0], &[2]).unwrap();
     assert_eq!(t.to_vec(client).unwrap(), vec![1.0, 2.0]);
 }
+
+/// Uploads and reads of every size class round-trip exactly: small (cubecl's path), at and past
+/// the direct-copy threshold (CUDA's direct path), through a `PinnedBuffer` and a plain slice,
+/// with seeded data and a poisoned destination; a short buffer is a typed error.
+pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
+    for n in [1usize, 7, 1000, (1 << 18) - 3, (1 << 18) + 5, 3 << 20] {
+        let x: Vec<f32> = seeded(n as u64, n, -1.0, 1.0);
+        let d = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
+        assert_eq!(d.to_vec(client).unwrap(), x, "from_slice/to_vec of {n}");
+        let mut pinned = cubeport::PinnedBuffer::<f32>::new(client, n + 3).unwrap();
+        pinned[..n].copy_from_slice(&x);
+        pinned[n..].fill(f32::NAN);
+        let p = DeviceTensor::from_pinned(client, &pinned, &[n]).unwrap();
+        pinned.fill(-7.25); // poison: every element must be rewritten by the read
+        p.read_into(client, &mut pinned).unwrap();
+        assert_eq!(&pinned[..n], &x[..], "from_pinned/read_into of {n}");
+        assert!(
+            pinned[n..].iter().all(|&v| v == -7.25),
+            "read_into wrote past the tensor"
+        );
+        // The device copy is the one the ops use.
+        let mut y = DeviceTensor::<f32>::empty(client, &[n]).unwrap();
+        cubeport::copy_into(client, p.as_ref(), y.as_mut()).unwrap();
+        assert_eq!(y.to_vec(client).unwrap(), x, "copy of an uploaded {n}");
+    }
+    let short = cubeport::PinnedBuffer::<f32>::new(client, 4).unwrap();
+    let r = DeviceTensor::from_pinned(client, &short, &[5]);
+    assert!(
+        matches!(
+            r,
+            Err(Error::Shape {
+                source: cubeport::ShapeError::DataLength { got: 4, .. },
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+    let d = DeviceTensor::from_slice(client, &[1.0f32; 6], &[6]).unwrap();
+    let mut small = cubeport::PinnedBuffer::<f32>::new(client, 5).unwrap();
+    let r = d.read_into(client, &mut small);
+    assert!(
+        matches!(
+            r,
+            Err(Error::Shape {
+                source: cubeport::ShapeError::DataLength { got: 5, .. },
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+    if cubeport::backend_of::<R>() == cubeport::BackendKind::Cuda {
+        assert!(small.is_pinned(), "CUDA buffers are page-locked");
+    }
+}
+
+/// Several threads run ops on one client at once; each gets its own correct results.
+pub fn ops_from_many_threads<R: Runtime>(client: &ComputeClient<R>) {
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            scope.spawn(move || {
+                let n = 4096 + t as usize;
+                let x: Vec<f32> = seeded(100 + t, n, -1.0, 1.0);
+                let b: Vec<f32> = seeded(200 + t, n, -1.0, 1.0);
+                let dx = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
+                let db = DeviceTensor::from_slice(client, &b, &[n]).unwrap();
+                for _ in 0..50 {
+                    let y = cubeport::add(client, &dx, &db).unwrap();
+                    let got = y.to_vec(client).unwrap();
+                    assert!(
+                        got.iter()
+                            .zip(x.iter().zip(&b))
+                            .all(|(g, (a, b))| *g == a + b)
+                    );
+                }
+                cubeport::sync(client).unwrap();
+            });
+        }
+    });
+}

@@ -9,7 +9,6 @@ pub mod props;
 pub mod reduce;
 pub mod transpose;
 
-use cubeport::BackendError;
 use cubeport::cubecl::prelude::*;
 use cubeport::testing::skip;
 
@@ -17,7 +16,7 @@ use cubeport::testing::skip;
 pub fn client_or_skip<R: Runtime>(
     test: &str,
     backend: &str,
-    make: fn() -> Result<ComputeClient<R>, BackendError>,
+    make: fn() -> Result<ComputeClient<R>, cubeport::Error>,
 ) -> Option<ComputeClient<R>> {
     match make() {
         Ok(c) => Some(c),

@@ -45,7 +45,7 @@
 use cubeport::cases::{self, Case, Scale};
 use cubeport::cubecl::prelude::*;
 use cubeport::testing::{seeded, sync};
-use cubeport::{Activation, BackendKind, DeviceTensor, Error};
+use cubeport::{Activation, BackendKind, DeviceTensor, Error, PinnedBuffer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ pub struct BenchArgs {
     replot: Option<PathBuf>,
 }
 
-pub const SCHEMA: &str = "cubeport-bench/3";
+pub const SCHEMA: &str = "cubeport-bench/4";
 
 #[derive(Serialize, Deserialize)]
 struct Report {
@@ -99,6 +99,12 @@ struct BackendReport {
     kernels: Vec<KernelPoint>,
     launch: Launch,
     transfers: Vec<Transfer>,
+    /// Per-op host cost of small ops.
+    #[serde(default)]
+    ops: Vec<OpOverhead>,
+    /// An upload on one thread during kernels of another.
+    #[serde(default)]
+    overlap: Option<Overlap>,
     jit: Jit,
     /// Throughput versus size, one op per family.
     #[serde(default)]
@@ -216,6 +222,25 @@ struct Launch {
     graphs_note: String,
 }
 
+/// Host cost of one op as a framework calls it: `calls` calls back to back, then one sync.
+#[derive(Serialize, Deserialize)]
+struct OpOverhead {
+    op: String,
+    shape: Vec<usize>,
+    /// `first_launch` (the default) or `every_op`.
+    checking: String,
+    us_per_op: f64,
+}
+
+/// Whether an upload from one thread overlaps kernels launched from another.
+#[derive(Serialize, Deserialize)]
+struct Overlap {
+    bytes: u64,
+    upload_s: f64,
+    kernels_s: f64,
+    both_s: f64,
+}
+
 #[derive(Serialize, Deserialize)]
 struct SweepPoint {
     elems: u64,
@@ -229,6 +254,11 @@ struct Transfer {
     bytes: u64,
     h2d_gbps: f64,
     d2h_gbps: f64,
+    /// From / into a `PinnedBuffer` (page-locked on CUDA).
+    #[serde(default)]
+    h2d_pinned_gbps: Option<f64>,
+    #[serde(default)]
+    d2h_pinned_gbps: Option<f64>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -843,13 +873,40 @@ fn bench_backend<'c, R: Runtime>(
         }
         up.sort_by(f64::total_cmp);
         down.sort_by(f64::total_cmp);
+        let (mut pup, mut pdown) = (Vec::new(), Vec::new());
+        let mut pinned = PinnedBuffer::<f32>::new(client, n)?;
+        pinned.copy_from_slice(&host);
+        for _ in 0..reps {
+            sync(client)?;
+            let t = Instant::now();
+            let d = DeviceTensor::from_pinned(client, &pinned, &[n])?;
+            sync(client)?;
+            pup.push(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            d.read_into(client, &mut pinned)?;
+            pdown.push(t.elapsed().as_secs_f64());
+        }
+        if pinned[..] != host[..] {
+            return Err(Error::Read {
+                message: "pinned round trip changed the data".into(),
+            });
+        }
+        pup.sort_by(f64::total_cmp);
+        pdown.sort_by(f64::total_cmp);
+        let pinned_rate = |v: &[f64]| pinned.is_pinned().then(|| bytes as f64 / v[reps / 2] / 1e9);
         transfers.push(Transfer {
             bytes: bytes as u64,
             h2d_gbps: bytes as f64 / up[reps / 2] / 1e9,
             d2h_gbps: bytes as f64 / down[reps / 2] / 1e9,
+            h2d_pinned_gbps: pinned_rate(&pup),
+            d2h_pinned_gbps: pinned_rate(&pdown),
         });
         bytes *= 4;
     }
+
+    let overlap = measure_overlap(client, max_t)?;
+    phases.next("ops");
+    let ops = time_ops(client, quick)?;
 
     let report = BackendReport {
         backend: kind.to_string(),
@@ -883,12 +940,168 @@ fn bench_backend<'c, R: Runtime>(
             graphs_note: "cubecl 0.10 exposes no graph capture or launch batching API".into(),
         },
         transfers,
+        ops,
+        overlap,
         jit,
         sweeps,
         phases: phases.finish(),
     };
     print_report(&report);
     Ok(report)
+}
+
+/// µs per op of small ops called back to back the way a framework calls them (host clock, one
+/// sync per batch), in both checking modes; each op's first call (its compile and checked
+/// launch) is outside the timing.
+fn time_ops<R: Runtime>(client: &ComputeClient<R>, quick: bool) -> Result<Vec<OpOverhead>, Error> {
+    use cubeport::{Checking, Reduction};
+    let x1k = DeviceTensor::from_slice(client, &seeded::<f32>(3, 1024, -1.0, 1.0), &[1024])?;
+    let b1k = DeviceTensor::from_slice(client, &seeded::<f32>(4, 1024, -1.0, 1.0), &[1024])?;
+    let mut y1k = DeviceTensor::<f32>::empty(client, &[1024])?;
+    let x64k =
+        DeviceTensor::from_slice(client, &seeded::<f32>(5, 1 << 16, -1.0, 1.0), &[64, 1024])?;
+    let b64k = DeviceTensor::from_slice(client, &seeded::<f32>(6, 1024, -1.0, 1.0), &[1024])?;
+    let mut y64k = DeviceTensor::<f32>::empty(client, &[64, 1024])?;
+    let s = DeviceTensor::from_slice(client, &seeded::<f32>(7, 32 * 128, -4.0, 4.0), &[32, 128])?;
+    let m = DeviceTensor::from_slice(client, &seeded::<f32>(8, 64 * 64, -1.0, 1.0), &[64, 64])?;
+    let calls = if quick { 200 } else { 5000 };
+    let mut out = Vec::new();
+    for (checking, mode) in [
+        (Checking::FirstLaunch, "first_launch"),
+        (Checking::EveryOp, "every_op"),
+    ] {
+        cubeport::set_checking(checking);
+        type Op<'a> = Box<dyn FnMut() -> Result<(), Error> + 'a>;
+        let cases: Vec<(&str, Vec<usize>, Op<'_>)> = vec![
+            (
+                "add_into",
+                vec![1024],
+                Box::new(|| cubeport::add_into(client, x1k.as_ref(), b1k.as_ref(), y1k.as_mut())),
+            ),
+            (
+                "add",
+                vec![1024],
+                Box::new(|| cubeport::add(client, &x1k, &b1k).map(drop)),
+            ),
+            (
+                "add",
+                vec![64, 1024],
+                Box::new(|| cubeport::add(client, &x64k, &b64k).map(drop)),
+            ),
+            (
+                "add_into",
+                vec![64, 1024],
+                Box::new(|| {
+                    cubeport::add_into(client, x64k.as_ref(), b64k.as_ref(), y64k.as_mut())
+                }),
+            ),
+            (
+                "bias_gelu",
+                vec![1024],
+                Box::new(|| cubeport::bias_gelu(client, &x1k, &b1k).map(drop)),
+            ),
+            (
+                "bias_gelu",
+                vec![64, 1024],
+                Box::new(|| cubeport::bias_gelu(client, &x64k, &b64k).map(drop)),
+            ),
+            (
+                "softmax",
+                vec![32, 128],
+                Box::new(|| cubeport::softmax(client, &s).map(drop)),
+            ),
+            (
+                "sum_rows",
+                vec![64, 1024],
+                Box::new(|| cubeport::reduce(client, &x64k, Some(1), Reduction::Sum).map(drop)),
+            ),
+            (
+                "matmul",
+                vec![64, 64, 64],
+                Box::new(|| cubeport::matmul(client, &m, &m).map(drop)),
+            ),
+        ];
+        for (op, shape, mut run) in cases {
+            for _ in 0..20 {
+                run()?;
+            }
+            sync(client)?;
+            let mut samples = Vec::new();
+            for _ in 0..3 {
+                let t = Instant::now();
+                for _ in 0..calls {
+                    run()?;
+                }
+                sync(client)?;
+                samples.push(t.elapsed().as_secs_f64() / calls as f64 * 1e6);
+            }
+            samples.sort_by(f64::total_cmp);
+            out.push(OpOverhead {
+                op: op.to_string(),
+                shape,
+                checking: mode.to_string(),
+                us_per_op: samples[1],
+            });
+        }
+    }
+    cubeport::set_checking(Checking::FirstLaunch);
+    Ok(out)
+}
+
+/// An upload of `bytes` on this thread, a batch of device copies of the same size on another
+/// thread (its own cubecl stream), and both at once: host-clock seconds of each.
+fn measure_overlap<R: Runtime>(
+    client: &ComputeClient<R>,
+    bytes: usize,
+) -> Result<Option<Overlap>, Error> {
+    let n = bytes / 4;
+    let host: Vec<f32> = seeded(11, n, -1.0, 1.0);
+    let src = DeviceTensor::from_slice(client, &host, &[n])?;
+    let mut dst = DeviceTensor::<f32>::empty(client, &[n])?;
+    let kernels = |dst: &mut DeviceTensor<f32>| -> Result<f64, Error> {
+        let t = Instant::now();
+        for _ in 0..8 {
+            cubeport::copy_into(client, src.as_ref(), dst.as_mut())?;
+        }
+        sync(client)?;
+        Ok(t.elapsed().as_secs_f64())
+    };
+    let upload = || -> Result<f64, Error> {
+        let t = Instant::now();
+        let d = DeviceTensor::from_slice(client, &host, &[n])?;
+        sync(client)?;
+        drop(d);
+        Ok(t.elapsed().as_secs_f64())
+    };
+    kernels(&mut dst)?;
+    upload()?;
+    let kernels_s = kernels(&mut dst)?;
+    let upload_s = upload()?;
+    let t = Instant::now();
+    let (k, u) = std::thread::scope(|scope| {
+        let k = scope.spawn(|| kernels(&mut dst));
+        let u = upload();
+        (k.join(), u)
+    });
+    let both_s = t.elapsed().as_secs_f64();
+    match k {
+        Ok(r) => {
+            r?;
+        }
+        Err(_) => {
+            return Err(Error::Launch {
+                op: "overlap",
+                message: "the kernel thread panicked".into(),
+            });
+        }
+    }
+    u?;
+    Ok(Some(Overlap {
+        bytes: bytes as u64,
+        upload_s,
+        kernels_s,
+        both_s,
+    }))
 }
 
 fn point(case: &Case<'_>, dtype: &str, s: f64, copy_gbps: f64, peak_gflops: f64) -> KernelPoint {
@@ -991,10 +1204,34 @@ fn print_report(r: &BackendReport) {
             p.gbps
         );
     }
+    let opt = |v: Option<f64>| v.map_or("—".to_string(), |g| format!("{g:.2}"));
     for t in &r.transfers {
         println!(
-            "transfer {:>10} B: host→device {:>7.2} GB/s, device→host {:>7.2} GB/s",
-            t.bytes, t.h2d_gbps, t.d2h_gbps
+            "transfer {:>10} B: host→device {:>7.2} GB/s (pinned {:>6}), device→host {:>7.2} GB/s (pinned {:>6})",
+            t.bytes,
+            t.h2d_gbps,
+            opt(t.h2d_pinned_gbps),
+            t.d2h_gbps,
+            opt(t.d2h_pinned_gbps)
+        );
+    }
+    if let Some(o) = &r.overlap {
+        println!(
+            "overlap: upload of {} B {} alone, 8 device copies {} alone on another thread, both {}              (sum {})",
+            o.bytes,
+            fmt_time(o.upload_s),
+            fmt_time(o.kernels_s),
+            fmt_time(o.both_s),
+            fmt_time(o.upload_s + o.kernels_s)
+        );
+    }
+    for o in &r.ops {
+        println!(
+            "op {:<10} {:<14} {:<12} {:>8.2} µs/op",
+            o.op,
+            format!("{:?}", o.shape),
+            o.checking,
+            o.us_per_op
         );
     }
     println!(
@@ -1063,11 +1300,67 @@ mod plots {
         format!("{text}{unit}")
     }
 
+    /// µs per op of the small ops, one bar per op and checking mode.
+    fn ops(path: &Path, r: &BackendReport) -> Res {
+        let root = SVGBackend::new(path, (1000, 650)).into_drawing_area();
+        root.fill(&WHITE)?;
+        let n = r.ops.len();
+        let ymax = r.ops.iter().map(|o| o.us_per_op).fold(1.0, f64::max) * 1.15;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                format!("Host cost per op, calls back to back — {}", r.backend),
+                ("sans-serif", 18),
+            )
+            .margin(15)
+            .x_label_area_size(120)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0f64..n as f64, 0f64..ymax)?;
+        let labels: Vec<String> = r
+            .ops
+            .iter()
+            .map(|o| {
+                let shape: Vec<String> = o.shape.iter().map(|d| d.to_string()).collect();
+                format!("{} {} {}", o.op, shape.join("x"), o.checking)
+            })
+            .collect();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(n)
+            .x_label_formatter(&|x| {
+                let i = x.floor() as usize;
+                labels.get(i).cloned().unwrap_or_default()
+            })
+            .x_label_style(
+                ("sans-serif", 11)
+                    .into_font()
+                    .transform(FontTransform::Rotate90),
+            )
+            .y_desc("µs per op")
+            .draw()?;
+        for (i, o) in r.ops.iter().enumerate() {
+            let c = if o.checking == "first_launch" {
+                PALETTE[0]
+            } else {
+                PALETTE[1]
+            };
+            chart.draw_series(std::iter::once(Rectangle::new(
+                [(i as f64 + 0.15, 0.0), (i as f64 + 0.85, o.us_per_op)],
+                c.filled(),
+            )))?;
+        }
+        root.present()?;
+        Ok(())
+    }
+
     pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
         std::fs::create_dir_all(dir)?;
         roofline(&dir.join(format!("roofline-{}.svg", r.backend)), r)?;
         launch(&dir.join(format!("launch-{}.svg", r.backend)), r)?;
         transfers(&dir.join(format!("transfers-{}.svg", r.backend)), r)?;
+        if !r.ops.is_empty() {
+            ops(&dir.join(format!("ops-{}.svg", r.backend)), r)?;
+        }
         if !r.sweeps.is_empty() {
             throughput(&dir.join(format!("throughput-{}.svg", r.backend)), r)?;
         }

@@ -74,6 +74,17 @@ fn devices() -> ExitCode {
             Ok(desc) => {
                 any = true;
                 println!("{kind}: {desc}");
+                for d in backends::devices(kind) {
+                    println!("  {kind} {}: {}", d.ordinal, d.name);
+                }
+                #[cfg(feature = "cuda")]
+                if kind == BackendKind::Cuda {
+                    let ordinal = backends::device_from_env().unwrap_or(0);
+                    match cubeport::kernel_cache_dir(ordinal) {
+                        Some(dir) => println!("  kernel cache: {}", dir.display()),
+                        None => println!("  kernel cache: off"),
+                    }
+                }
                 match caps_for(kind) {
                     Ok(caps) => println!("  {caps}"),
                     Err(e) => println!("  client failed: {e}"),
@@ -92,9 +103,9 @@ fn devices() -> ExitCode {
 fn caps_for(kind: BackendKind) -> Result<cubeport::Caps, Error> {
     match kind {
         #[cfg(feature = "cuda")]
-        BackendKind::Cuda => Ok(caps_of(&backends::cuda_client()?)),
+        BackendKind::Cuda => Ok(caps_of(&cubeport::cuda_client()?)),
         #[cfg(feature = "wgpu")]
-        BackendKind::Wgpu => Ok(caps_of(&backends::wgpu_client()?)),
+        BackendKind::Wgpu => Ok(caps_of(&cubeport::wgpu_client()?)),
         other => Err(backends::BackendError::NotCompiled(other).into()),
     }
 }
@@ -276,15 +287,19 @@ struct Measured {
 }
 
 fn check(args: CheckArgs) -> ExitCode {
+    // `--backend`, else `CUBEPORT_BACKEND`: a backend asked for by name must exist.
     let forced = match args
         .backend
         .as_deref()
         .map(str::parse::<BackendKind>)
         .transpose()
-    {
+        .and_then(|k| match k {
+            Some(k) => Ok(Some(k)),
+            None => backends::backend_from_env(),
+        }) {
         Ok(k) => k,
         Err(e) => {
-            eprintln!("{e}");
+            eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
@@ -297,6 +312,10 @@ fn check(args: CheckArgs) -> ExitCode {
             Ok(desc) => {
                 eprintln!("backend {kind}: {desc}");
                 kinds.push(kind);
+            }
+            Err(e) if forced == Some(kind) => {
+                eprintln!("error: backend {kind} was asked for and cannot run: {e}");
+                return ExitCode::FAILURE;
             }
             Err(e) => eprintln!("backend {kind}: skipped: {e}"),
         }
@@ -324,6 +343,10 @@ fn check(args: CheckArgs) -> ExitCode {
     };
     cubeport::testing::visit_backends("check", forced, &mut visit);
     let mut rows = visit.rows;
+    if rows.is_empty() {
+        eprintln!("error: no kernel was checked on any backend (see `cubeport devices`)");
+        return ExitCode::FAILURE;
+    }
     cross_check(&mut rows);
     print_table(&rows);
     let bad = rows

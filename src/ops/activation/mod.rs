@@ -21,6 +21,7 @@ mod spec;
 
 pub use spec::ActivationVariant;
 
+use crate::guard::LaunchKey;
 use crate::ops::expect_dtype_supported;
 use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
@@ -157,7 +158,12 @@ fn bias_activation_impl<R: Runtime>(
         }
         None => ActivationVariant::select(&caps, &spec),
     };
-    crate::checked_launch(client, op, || {
+    let key = LaunchKey::new(op)
+        .layout(&input.layout)
+        .layout(&bias.layout)
+        .layout(&output.layout)
+        .with(forced);
+    crate::guard::launch_op(client, op, key, || {
         launch::bias_activation(
             client,
             input.handle,
@@ -240,7 +246,10 @@ pub fn copy_into<R: Runtime>(
     let caps = caps_of(client);
     expect_dtype_supported(&caps, OP, spec.dtype)?;
     let variant = ActivationVariant::select(&caps, &spec);
-    crate::checked_launch(client, OP, || {
+    let key = LaunchKey::new(OP)
+        .layout(&input.layout)
+        .layout(&output.layout);
+    crate::guard::launch_op(client, OP, key, || {
         launch::copy(client, input.handle, output.handle, &spec, &variant)
     })
 }

@@ -140,7 +140,7 @@ pub(crate) const CUBE_DIM: u32 = 256;
 pub(crate) const MAX_CUBES: u32 = 65_535;
 
 /// The launch plan of an elementwise kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ActivationVariant {
     /// Lanes per access (`Vector<F, N>`); 1 is the scalar kernel.
     pub vector: usize,

@@ -10,6 +10,7 @@
 //! Automatic choice for `A·x`: `thread_row` for rows under 32 elements; `plane_row` where plane
 //! ops are advertised; `cube_row` (shared) otherwise. Accumulation is f32.
 
+use crate::guard::LaunchKey;
 use crate::ops::group::{CUBE_UNITS, spread_cubes};
 use crate::ops::width_dividing;
 use crate::ops::{ReducePath, RowGroup, expect_dtype_supported};
@@ -223,7 +224,12 @@ fn gemv_impl<R: Runtime>(
             group: CUBE_UNITS,
         }),
     };
-    crate::checked_launch(client, OP, || match spec.dtype {
+    let key = LaunchKey::new(OP)
+        .layout(&a.layout)
+        .layout(&x.layout)
+        .layout(&y.layout)
+        .with((transpose, group));
+    crate::guard::launch_op(client, OP, key, || match spec.dtype {
         DType::F32 => launch::<R, f32>(client, &caps, &a, &x, &y, &spec, group),
         DType::F16 => launch::<R, half::f16>(client, &caps, &a, &x, &y, &spec, group),
         DType::BF16 => launch::<R, half::bf16>(client, &caps, &a, &x, &y, &spec, group),

@@ -19,6 +19,7 @@
 //! Counts are u32. The input is limited to `u32::MAX` elements ([`ShapeError::TooLarge`]), so
 //! no count can overflow.
 
+use crate::guard::LaunchKey;
 use crate::ops::group::spread_cubes;
 use crate::ops::{split_body_tail, unsupported_dtype, width_dividing};
 use crate::{
@@ -299,7 +300,11 @@ fn histogram_impl<R: Runtime>(
             ),
         });
     }
-    crate::checked_launch(client, OP, || {
+    let key = LaunchKey::new(OP)
+        .layout(&input.layout)
+        .layout(&counts.layout)
+        .with((std::mem::discriminant(&binning), variant));
+    crate::guard::launch_op(client, OP, key, || {
         launch(client, &caps, input.handle, counts.handle, &spec, variant)
     })
 }

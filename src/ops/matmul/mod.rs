@@ -23,6 +23,7 @@
 
 mod spec;
 
+use crate::guard::LaunchKey;
 use crate::ops::activation::launch::Act;
 use crate::ops::{expect_dtype_supported, not_float};
 use crate::reference::Tolerance;
@@ -1123,7 +1124,15 @@ fn matmul_impl<R: Runtime>(
         widths,
     };
     let count = CubeCount::new_3d(grid[0] as u32, grid[1] as u32, grid[2] as u32);
-    crate::checked_launch(client, OP, || match spec.dtype {
+    let mut key = LaunchKey::new(OP)
+        .layout(&a.layout)
+        .layout(&b.layout)
+        .layout(&c.layout)
+        .with((variant, widths, act.name()));
+    if let Some(bias) = &bias {
+        key = key.layout(&bias.layout);
+    }
+    crate::guard::launch_op(client, OP, key, || match spec.dtype {
         DType::F32 => launch::<R, f32>(client, &caps, &handles, &spec, variant, act.act(), count),
         DType::F16 => {
             launch::<R, half::f16>(client, &caps, &handles, &spec, variant, act.act(), count)
@@ -1157,7 +1166,7 @@ fn vector_width(
 /// Vector widths of the global accesses, from the layouts: 4 for the SIMT kernel's B loads
 /// (`nb`) and C stores (`nc`), 8 for the tensor-core kernels' A and B loads (`na8`, `nb8`: 16
 /// bytes for f16/bf16); 1 where the layout says no.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Hash)]
 struct Widths {
     nb: usize,
     nc: usize,

@@ -12,6 +12,7 @@
 mod launch;
 mod spec;
 
+use crate::guard::LaunchKey;
 use crate::ops::{RowGroup, expect_dtype_supported, width_dividing};
 use crate::reference::Reduction;
 use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
@@ -106,7 +107,11 @@ fn reduce_impl<R: Runtime>(
         };
         RowGroup::select(&caps, row_len / width_dividing(&caps, spec.dtype, row_len))
     });
-    crate::checked_launch(client, name, || {
+    let key = LaunchKey::new(name)
+        .layout(&input.layout)
+        .layout(&output.layout)
+        .with((axis, group));
+    crate::guard::launch_op(client, name, key, || {
         launch::reduce(
             client,
             &caps,

@@ -10,6 +10,7 @@
 //! writes the result. Rows of at most 16 vectors per unit stay in registers between the passes
 //! (one read, one write); longer rows are read twice (the second read mostly hits L2).
 
+use crate::guard::LaunchKey;
 use crate::ops::group::spread_cubes;
 use crate::ops::{RowGroup, expect_dtype_supported};
 use crate::ops::{gcd, width_dividing};
@@ -196,7 +197,11 @@ fn softmax_impl<R: Runtime>(
             }
         };
     }
-    crate::checked_launch(client, op, || {
+    let key = LaunchKey::new(op)
+        .layout(&input.layout)
+        .layout(&output.layout)
+        .with((axis, group));
+    crate::guard::launch_op(client, op, key, || {
         match spec.dtype {
             DType::F32 => go!(f32),
             DType::F16 => go!(half::f16),

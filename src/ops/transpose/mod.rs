@@ -9,6 +9,7 @@
 //! copy on the H200, where `tiled32_pad1` reaches 0.84×), or `tiled32_pad1` on devices whose
 //! cubes are narrower than 64. Values are moved, never computed: results are exact.
 
+use crate::guard::LaunchKey;
 use crate::ops::group::spread_cubes;
 use crate::{DType, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
@@ -200,7 +201,11 @@ pub fn transpose_with<R: Runtime>(
             }
         };
     }
-    crate::checked_launch(client, OP, || {
+    let key = LaunchKey::new(OP)
+        .layout(&input.layout)
+        .layout(&output.layout)
+        .with(variant);
+    crate::guard::launch_op(client, OP, key, || {
         match spec.dtype {
             DType::F32 => go!(f32),
             DType::F16 => go!(half::f16),
