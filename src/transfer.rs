@@ -47,20 +47,43 @@ mod cuda {
             .get_resource(handle.clone())
             .map_err(|e| Error::launch("transfer", e))?;
         let ptr = managed.resource().ptr;
-        let mut ctx: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: `ptr` is a live device allocation of cubecl's (kept alive by `handle`);
-        // the attribute writes one CUcontext into `ctx`.
+        // Stream-ordered (pool) allocations report no owning context, but every pointer knows
+        // its device; cubecl runs on that device's primary context.
+        let mut ordinal: i32 = -1;
+        // SAFETY: `ptr` is a live device allocation of cubecl's (kept alive by `handle`); the
+        // attribute writes one int into `ordinal`.
         unsafe {
             sys::cuPointerGetAttribute(
-                (&mut ctx as *mut sys::CUcontext).cast(),
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                (&mut ordinal as *mut i32).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
                 ptr,
             )
             .result()
             .map_err(driver("cuPointerGetAttribute"))?;
-            result::ctx::set_current(ctx).map_err(driver("cuCtxSetCurrent"))?;
         }
+        let ctx = primary_context(ordinal)?;
+        // SAFETY: `ctx` is the retained primary context of a live device.
+        unsafe { result::ctx::set_current(ctx) }.map_err(driver("cuCtxSetCurrent"))?;
         Ok(ptr)
+    }
+
+    /// The primary context of device `ordinal`, retained once per process (as cubecl retains it:
+    /// it lives as long as the process).
+    fn primary_context(ordinal: i32) -> Result<sys::CUcontext, Error> {
+        use std::sync::Mutex;
+        static RETAINED: Mutex<Vec<(i32, usize)>> = Mutex::new(Vec::new());
+        let mut retained = RETAINED.lock().map_err(|_| Error::Transfer {
+            message: "a thread panicked while retaining a CUDA context".into(),
+        })?;
+        if let Some(&(_, ctx)) = retained.iter().find(|(o, _)| *o == ordinal) {
+            return Ok(ctx as sys::CUcontext);
+        }
+        let dev = result::device::get(ordinal).map_err(driver("cuDeviceGet"))?;
+        // SAFETY: `dev` is a valid device; the retained context is never released.
+        let ctx = unsafe { result::primary_ctx::retain(dev) }
+            .map_err(driver("cuDevicePrimaryCtxRetain"))?;
+        retained.push((ordinal, ctx as usize));
+        Ok(ctx)
     }
 
     /// Copies `src` into the start of `handle`'s buffer, synchronously.
