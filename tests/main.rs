@@ -357,31 +357,34 @@ mod cross_backend {
     }
 }
 
+/// The `cubeport` binary: the path cargo compiled in, or (binaries copied elsewhere, as on the
+/// GPU machine) a `cubeport` next to this test binary; `None` after reporting the skip.
+fn cli_exe(test: &str) -> Option<std::path::PathBuf> {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
+        cubeport::testing::skip(test, "cli", "built without the `cli` feature");
+        return None;
+    };
+    if std::path::Path::new(exe).exists() {
+        return Some(std::path::PathBuf::from(exe));
+    }
+    match std::env::current_exe().map(|p| p.with_file_name("cubeport")) {
+        Ok(p) if p.exists() => Some(p),
+        _ => {
+            cubeport::testing::skip(
+                test,
+                "cli",
+                &format!("the cubeport binary is neither at {exe} nor next to this test"),
+            );
+            None
+        }
+    }
+}
+
 /// With no Vulkan driver the CLI reports a typed error naming what to install, and never panics.
 #[test]
 fn no_adapter_is_a_typed_error_not_a_panic() {
-    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
-        return cubeport::testing::skip(
-            "no_adapter_is_a_typed_error_not_a_panic",
-            "cli",
-            "built without the `cli` feature",
-        );
-    };
-    // The path cargo compiled in, or (binaries copied elsewhere, as on the GPU machine) a
-    // `cubeport` next to this test binary.
-    let exe = if std::path::Path::new(exe).exists() {
-        std::path::PathBuf::from(exe)
-    } else {
-        match std::env::current_exe().map(|p| p.with_file_name("cubeport")) {
-            Ok(p) if p.exists() => p,
-            _ => {
-                return cubeport::testing::skip(
-                    "no_adapter_is_a_typed_error_not_a_panic",
-                    "cli",
-                    &format!("the cubeport binary is neither at {exe} nor next to this test"),
-                );
-            }
-        }
+    let Some(exe) = cli_exe("no_adapter_is_a_typed_error_not_a_panic") else {
+        return;
     };
     let out = std::process::Command::new(exe)
         .arg("devices")
@@ -407,26 +410,8 @@ fn no_adapter_is_a_typed_error_not_a_panic() {
 /// naming it, not `0 passed, 0 failed`.
 #[test]
 fn main_job_with_an_absent_forced_backend_fails() {
-    let Some(exe) = option_env!("CARGO_BIN_EXE_cubeport") else {
-        return cubeport::testing::skip(
-            "main_job_with_an_absent_forced_backend_fails",
-            "cli",
-            "built without the `cli` feature",
-        );
-    };
-    let exe = if std::path::Path::new(exe).exists() {
-        std::path::PathBuf::from(exe)
-    } else {
-        match std::env::current_exe().map(|p| p.with_file_name("cubeport")) {
-            Ok(p) if p.exists() => p,
-            _ => {
-                return cubeport::testing::skip(
-                    "main_job_with_an_absent_forced_backend_fails",
-                    "cli",
-                    "the cubeport binary is not next to this test",
-                );
-            }
-        }
+    let Some(exe) = cli_exe("main_job_with_an_absent_forced_backend_fails") else {
+        return;
     };
     // No Vulkan driver, wgpu forced: through the environment and through the flag.
     for args in [vec![], vec!["check", "--backend", "wgpu"]] {
