@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the activation family — every activation with a full-length and a
 //! broadcast row bias, f32 and f16 — each dtype next to its device copy of the same length
-//! (the ceiling), measured in the same process. The cases are [`cubeport::cases::activation_cases`]
+//! (the ceiling), measured in the same process. The cases are [`cubeport_cli::cases::activation_cases`]
 //! (shared with `cubeport bench`); each was checked against the f64 reference when it was built.
 //!
 //! ```text
@@ -23,7 +23,7 @@ struct Visit<'a>(&'a mut Criterion);
 
 impl cubeport::testing::BackendVisitor for Visit<'_> {
     fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
-        let cases = cubeport::cases::activation_cases(&client, common::scale())
+        let cases = cubeport_cli::cases::activation_cases(&client, common::scale())
             .unwrap_or_else(|e| panic!("activation cases on {kind}: {e}"));
         bench_cases(self.0, &client, kind, Count::Bytes, cases);
     }

@@ -21,9 +21,9 @@
 #[cfg(feature = "peer-cubek")]
 use criterion::{BenchmarkId, Throughput};
 use criterion::{Criterion, criterion_group, criterion_main};
-use cubeport::cases::Scale;
 use cubeport::cubecl::prelude::*;
 use cubeport::{BackendKind, DType};
+use cubeport_cli::cases::Scale;
 #[cfg(feature = "peer-cubek")]
 use std::time::Instant;
 
@@ -41,9 +41,11 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
             ($E:ty, $name:literal) => {
                 if only.split(',').any(|d| d == $name) {
                     let cases = match (only_variants(), sizes_from_env("CUBEPORT_MATMUL_SIZES")) {
-                        (None, None) => {
-                            cubeport::cases::matmul_cases_with::<R, $E>(&client, self.1, &extra())
-                        }
+                        (None, None) => cubeport_cli::cases::matmul_cases_with::<R, $E>(
+                            &client,
+                            self.1,
+                            &extra(),
+                        ),
                         (vs, sizes) => {
                             let vs = vs.unwrap_or_else(|| {
                                 cubeport::MatmulVariant::ALL
@@ -53,8 +55,8 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
                                     .collect()
                             });
                             let sizes =
-                                sizes.unwrap_or_else(|| cubeport::cases::matmul_sizes(self.1));
-                            cubeport::cases::matmul_cases_for::<R, $E>(&client, &sizes, &vs)
+                                sizes.unwrap_or_else(|| cubeport_cli::cases::matmul_sizes(self.1));
+                            cubeport_cli::cases::matmul_cases_for::<R, $E>(&client, &sizes, &vs)
                         }
                     }
                     .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
@@ -116,7 +118,7 @@ fn sizes_from_env(var: &str) -> Option<Vec<(usize, usize, usize)>> {
 /// cases.
 fn peer_sizes() -> Vec<(usize, usize, usize)> {
     sizes_from_env("CUBEPORT_PEER_SIZES")
-        .unwrap_or_else(|| cubeport::cases::matmul_sizes(Scale::Full))
+        .unwrap_or_else(|| cubeport_cli::cases::matmul_sizes(Scale::Full))
 }
 
 /// The sizes cuBLAS (the anchor of every ratio) runs at: the peer sizes and every size the
@@ -228,7 +230,7 @@ mod cubek_peer {
                             continue;
                         }
                         let got = dc.to_vec(client).unwrap();
-                        if let Err(e) = cubeport::cases::verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cubek") {
+                        if let Err(e) = cubeport_cli::cases::verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cubek") {
                             eprintln!("cubek matmul {name} on {kind} {dtype} {m}x{n}x{k}: wrong, not timed: {e}");
                             continue;
                         }
@@ -303,7 +305,7 @@ fn benches(c: &mut Criterion) {
             .any(|s| s.kind == BackendKind::Cuda && s.device.is_ok())
     {
         // cuBLAS through cudarc, the same seeded inputs as the cubeport cases
-        // (`cubeport::cases::cublas_case`, shared with `cubeport bench`).
+        // (`cubeport_cli::cases::cublas_case`, shared with `cubeport bench`).
         let only = std::env::var("CUBEPORT_BENCH_DTYPES").unwrap_or_else(|_| "f32,f16,bf16".into());
         let client = match cubeport::backends::cuda_client() {
             Ok(c) => c,
@@ -314,7 +316,7 @@ fn benches(c: &mut Criterion) {
                 if !only.split(',').any(|d| d == dtype.to_string()) {
                     continue;
                 }
-                match cubeport::cases::cublas_case_of(dtype, m, n, k) {
+                match cubeport_cli::cases::cublas_case_of(dtype, m, n, k) {
                     Ok(case) => {
                         bench_cases(c, &client, BackendKind::Cuda, Count::Flops, vec![case])
                     }

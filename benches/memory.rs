@@ -1,6 +1,6 @@
 //! Criterion benchmarks of the data-movement families — transpose and histograms — next to the
 //! device copy of the same bytes, measured in the same process. The cases come from
-//! [`cubeport::cases`] (shared with `cubeport bench`); each was checked against the CPU
+//! [`cubeport_cli::cases`] (shared with `cubeport bench`); each was checked against the CPU
 //! reference when it was built.
 //!
 //! ```text
@@ -28,12 +28,12 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         let families = std::env::var("CUBEPORT_BENCH_FAMILIES")
             .unwrap_or_else(|_| "transpose,histogram".into());
         if families.split(',').any(|f| f == "transpose") {
-            let cases = cubeport::cases::transpose_cases(&client, scale)
+            let cases = cubeport_cli::cases::transpose_cases(&client, scale)
                 .unwrap_or_else(|e| panic!("transpose cases on {kind}: {e}"));
             bench_cases(self.0, &client, kind, Count::Bytes, cases);
         }
         if families.split(',').any(|f| f == "histogram") {
-            let cases = cubeport::cases::histogram_cases(&client, scale)
+            let cases = cubeport_cli::cases::histogram_cases(&client, scale)
                 .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
             bench_cases(self.0, &client, kind, Count::Bytes, cases);
         }

@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the row-reduction families — sum and max of everything, per-row and
 //! per-column sums, softmax (automatic and every row-group width), GEMV (`A·v`, `Aᵀ·v`, every
 //! variant) — over one f32 matrix, next to the device copy of it (the ceiling), measured in the
-//! same process. The cases are [`cubeport::cases::reduce_cases`] (shared with `cubeport bench`);
+//! same process. The cases are [`cubeport_cli::cases::reduce_cases`] (shared with `cubeport bench`);
 //! each was checked against the f64 reference when it was built. With `--features peer-cubek`,
 //! cubek 0.2's row sum (every strategy that runs) on a matrix of the same shape.
 //!
@@ -22,7 +22,7 @@ use common::{Count, bench_cases};
 
 fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: BackendKind) {
     let scale = common::scale();
-    let cases = cubeport::cases::reduce_cases(&client, scale)
+    let cases = cubeport_cli::cases::reduce_cases(&client, scale)
         .unwrap_or_else(|e| panic!("reduce cases on {kind}: {e}"));
     let size = cases.first().map(|c| c.size.clone()).unwrap_or_default();
     bench_cases(c, &client, kind, Count::Bytes, cases);

@@ -43,8 +43,6 @@ mod layout;
 mod tensor;
 mod transfer;
 
-#[cfg(feature = "testing")]
-pub mod cases;
 pub mod ops;
 pub mod reference;
 #[cfg(feature = "testing")]

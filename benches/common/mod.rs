@@ -6,8 +6,8 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cubeport::BackendKind;
-use cubeport::cases::{Case, Scale};
 use cubeport::cubecl::prelude::*;
+use cubeport_cli::cases::{Case, Scale};
 use std::time::{Duration, Instant};
 
 /// What a case's throughput counts.

@@ -1,0 +1,338 @@
+//! The report of `cubeport bench`: its JSON form (schema `docs/bench.schema.json`) and the
+//! table printed from it.
+
+use cubeport_cli::cases::Case;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+pub const SCHEMA: &str = "cubeport-bench/4";
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Report {
+    pub(crate) schema: String,
+    pub(crate) created_unix: u64,
+    pub(crate) quick: bool,
+    pub(crate) backends: Vec<BackendReport>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct BackendReport {
+    pub(crate) backend: String,
+    pub(crate) runtime: String,
+    pub(crate) device: String,
+    pub(crate) timing: String,
+    pub(crate) ceilings: Ceilings,
+    pub(crate) kernels: Vec<KernelPoint>,
+    pub(crate) launch: Launch,
+    pub(crate) transfers: Vec<Transfer>,
+    /// Per-op host cost of small ops.
+    #[serde(default)]
+    pub(crate) ops: Vec<OpOverhead>,
+    /// An upload on one thread during kernels of another.
+    #[serde(default)]
+    pub(crate) overlap: Option<Overlap>,
+    pub(crate) jit: Jit,
+    /// Throughput versus size, one op per family.
+    #[serde(default)]
+    pub(crate) sweeps: Vec<Sweep>,
+    /// Wall-clock seconds of each part of the run, setup (inputs, uploads, reference checks)
+    /// apart from timing.
+    #[serde(default)]
+    pub(crate) phases: Vec<Phase>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Phase {
+    pub(crate) name: String,
+    pub(crate) seconds: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Sweep {
+    pub(crate) family: String,
+    pub(crate) op: String,
+    pub(crate) dtype: String,
+    pub(crate) points: Vec<SizePoint>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct SizePoint {
+    pub(crate) size: String,
+    pub(crate) variant: String,
+    pub(crate) bytes: u64,
+    pub(crate) flops: u64,
+    pub(crate) seconds: f64,
+    pub(crate) gbps: f64,
+    pub(crate) gflops: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Ceilings {
+    pub(crate) copy_gbps: f64,
+    pub(crate) fma_gflops: BTreeMap<String, f64>,
+    /// The vendor GEMM (cuBLAS through cudarc) where the backend is CUDA, measured in the run.
+    #[serde(default)]
+    pub(crate) vendor_gemm: Option<VendorGemm>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct VendorGemm {
+    pub(crate) library: String,
+    pub(crate) size: String,
+    /// GFLOP/s per dtype (`f32`: sgemm without TF32; `f16`, `bf16`: gemmEx, f32 compute).
+    pub(crate) gflops: BTreeMap<String, f64>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+pub(crate) struct KernelPoint {
+    pub(crate) family: String,
+    pub(crate) variant: String,
+    pub(crate) dtype: String,
+    pub(crate) size: String,
+    pub(crate) seconds: f64,
+    pub(crate) bytes: u64,
+    pub(crate) flops: u64,
+    pub(crate) gbps: f64,
+    pub(crate) gflops: f64,
+    pub(crate) intensity: f64,
+    pub(crate) bound: String,
+    pub(crate) pct_of_roof: f64,
+    /// Matmul: GFLOP/s as % of the vendor GEMM of the same dtype, when one was measured.
+    #[serde(default)]
+    pub(crate) pct_of_vendor: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Launch {
+    pub(crate) trivial_batched_us: f64,
+    pub(crate) trivial_sync_us: f64,
+    pub(crate) floor_us: f64,
+    pub(crate) knee_bytes: Option<u64>,
+    pub(crate) sweep: Vec<SweepPoint>,
+    pub(crate) graphs: Option<f64>,
+    pub(crate) graphs_note: String,
+}
+
+/// Host cost of one op as a framework calls it: `calls` calls back to back, then one sync.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct OpOverhead {
+    pub(crate) op: String,
+    pub(crate) shape: Vec<usize>,
+    /// `first_launch` (the default) or `every_op`.
+    pub(crate) checking: String,
+    pub(crate) us_per_op: f64,
+}
+
+/// Whether an upload from one thread overlaps kernels launched from another.
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Overlap {
+    pub(crate) bytes: u64,
+    pub(crate) upload_s: f64,
+    pub(crate) kernels_s: f64,
+    pub(crate) both_s: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct SweepPoint {
+    pub(crate) elems: u64,
+    pub(crate) bytes: u64,
+    pub(crate) seconds: f64,
+    pub(crate) gbps: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Transfer {
+    pub(crate) bytes: u64,
+    pub(crate) h2d_gbps: f64,
+    pub(crate) d2h_gbps: f64,
+    /// From / into a `PinnedBuffer` (page-locked on CUDA).
+    #[serde(default)]
+    pub(crate) h2d_pinned_gbps: Option<f64>,
+    #[serde(default)]
+    pub(crate) d2h_pinned_gbps: Option<f64>,
+}
+
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Jit {
+    pub(crate) op: String,
+    pub(crate) first_ms: f64,
+    pub(crate) warm_us: f64,
+}
+
+pub(crate) fn point(
+    case: &Case<'_>,
+    dtype: &str,
+    s: f64,
+    copy_gbps: f64,
+    peak_gflops: f64,
+) -> KernelPoint {
+    let gbps = case.bytes as f64 / s / 1e9;
+    let gflops = case.flops as f64 / s / 1e9;
+    let intensity = case.flops as f64 / case.bytes.max(1) as f64;
+    let mem_roof = copy_gbps * intensity; // GFLOP/s the bandwidth allows
+    let (bound, pct) = if case.flops == 0 || mem_roof < peak_gflops {
+        ("memory", 100.0 * gbps / copy_gbps)
+    } else {
+        ("compute", 100.0 * gflops / peak_gflops.max(1e-9))
+    };
+    KernelPoint {
+        family: case.family.to_string(),
+        variant: case.variant.clone(),
+        dtype: dtype.to_string(),
+        size: case.size.clone(),
+        seconds: s,
+        bytes: case.bytes,
+        flops: case.flops,
+        gbps,
+        gflops,
+        intensity,
+        bound: bound.into(),
+        pct_of_roof: pct,
+        pct_of_vendor: None,
+    }
+}
+
+pub(crate) fn print_report(r: &BackendReport) {
+    println!("== {} ({}) — {}", r.backend, r.runtime, r.device);
+    println!(
+        "ceilings: copy {:.1} GB/s; FMA {}",
+        r.ceilings.copy_gbps,
+        r.ceilings
+            .fma_gflops
+            .iter()
+            .map(|(k, v)| format!("{k} {v:.0} GFLOP/s"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    if let Some(v) = &r.ceilings.vendor_gemm {
+        println!(
+            "vendor GEMM: {} at {}: {}",
+            v.library,
+            v.size,
+            v.gflops
+                .iter()
+                .map(|(k, g)| format!("{k} {g:.0} GFLOP/s"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    println!("timing: {}", r.timing);
+    println!(
+        "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10} {:>10} {:>8} {:>8} {:>7} {:>8}",
+        "family",
+        "variant",
+        "dtype",
+        "size",
+        "time",
+        "GB/s",
+        "GFLOP/s",
+        "FLOP/B",
+        "bound",
+        "% roof",
+        "% vendor"
+    );
+    for k in &r.kernels {
+        println!(
+            "{:<11} {:<28} {:<5} {:>16} {:>11} {:>10.1} {:>10.1} {:>8.2} {:>8} {:>6.1}% {:>8}",
+            k.family,
+            k.variant,
+            k.dtype,
+            k.size,
+            fmt_time(k.seconds),
+            k.gbps,
+            k.gflops,
+            k.intensity,
+            k.bound,
+            k.pct_of_roof,
+            k.pct_of_vendor.map_or("-".into(), |v| format!("{v:.1}%"))
+        );
+    }
+    println!(
+        "launch: trivial kernel {:.2} µs back to back, {:.2} µs with a sync; vector-add floor {:.2} µs, knee at {}",
+        r.launch.trivial_batched_us,
+        r.launch.trivial_sync_us,
+        r.launch.floor_us,
+        r.launch
+            .knee_bytes
+            .map_or("none in the sweep".into(), |b| format!("{} bytes", b))
+    );
+    for p in &r.launch.sweep {
+        println!(
+            "  add {:>10} elems {:>12} B {:>11} {:>9.1} GB/s",
+            p.elems,
+            p.bytes,
+            fmt_time(p.seconds),
+            p.gbps
+        );
+    }
+    let opt = |v: Option<f64>| v.map_or("—".to_string(), |g| format!("{g:.2}"));
+    for t in &r.transfers {
+        println!(
+            "transfer {:>10} B: host→device {:>7.2} GB/s (pinned {:>6}), device→host {:>7.2} GB/s (pinned {:>6})",
+            t.bytes,
+            t.h2d_gbps,
+            opt(t.h2d_pinned_gbps),
+            t.d2h_gbps,
+            opt(t.d2h_pinned_gbps)
+        );
+    }
+    if let Some(o) = &r.overlap {
+        println!(
+            "overlap: upload of {} B {} alone, 8 device copies {} alone on another thread, both {}              (sum {})",
+            o.bytes,
+            fmt_time(o.upload_s),
+            fmt_time(o.kernels_s),
+            fmt_time(o.both_s),
+            fmt_time(o.upload_s + o.kernels_s)
+        );
+    }
+    for o in &r.ops {
+        println!(
+            "op {:<10} {:<14} {:<12} {:>8.2} µs/op",
+            o.op,
+            format!("{:?}", o.shape),
+            o.checking,
+            o.us_per_op
+        );
+    }
+    println!(
+        "JIT: first {} in the process {:.1} ms, warm {:.1} µs",
+        r.jit.op, r.jit.first_ms, r.jit.warm_us
+    );
+    for sw in &r.sweeps {
+        let rates: Vec<String> = sw
+            .points
+            .iter()
+            .map(|p| {
+                if sw.family == "matmul" {
+                    format!("{} {:.0} GFLOP/s", p.size, p.gflops)
+                } else {
+                    format!("{} {:.0} GB/s", p.size, p.gbps)
+                }
+            })
+            .collect();
+        println!(
+            "sweep {} {} {}: {}",
+            sw.family,
+            sw.op,
+            sw.dtype,
+            rates.join(", ")
+        );
+    }
+    let total: f64 = r.phases.iter().map(|p| p.seconds).sum();
+    let parts: Vec<String> = r
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.1}", p.name, p.seconds))
+        .collect();
+    println!("wall time {total:.1} s: {}", parts.join(", "));
+}
+
+pub(crate) fn fmt_time(s: f64) -> String {
+    let d = Duration::from_secs_f64(s.max(0.0));
+    if s < 1e-3 {
+        format!("{:.2} µs", d.as_secs_f64() * 1e6)
+    } else {
+        format!("{:.3} ms", d.as_secs_f64() * 1e3)
+    }
+}
