@@ -63,6 +63,21 @@ pub(crate) fn not_float<R: cubecl::Runtime>(
     unsupported_dtype(&crate::caps_of(client), op, dtype)
 }
 
+/// [`Error::Unsupported`]: this device cannot run what `op` was asked (a forced variant it or
+/// the input rules out, a size beyond its limits). Never a reason to pick another variant
+/// silently.
+pub(crate) fn unsupported(
+    caps: &crate::Caps,
+    op: &'static str,
+    reason: impl Into<String>,
+) -> Error {
+    Error::Unsupported {
+        op,
+        backend: caps.backend,
+        reason: reason.into(),
+    }
+}
+
 /// [`Error::UnsupportedDType`] for `dtype` in `op` on this device.
 pub(crate) fn unsupported_dtype(
     caps: &crate::Caps,

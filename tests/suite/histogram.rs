@@ -27,7 +27,7 @@ fn check<R: Runtime>(
     variants.extend(
         HistogramVariant::ALL
             .into_iter()
-            .filter(|v| !v.shared || bins <= HistogramVariant::max_shared_bins(&caps))
+            .filter(|v| !v.is_shared() || bins <= HistogramVariant::max_shared_bins(&caps))
             .map(Some),
     );
     for v in variants {
@@ -193,12 +193,25 @@ pub fn histogram_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         x.as_ref(),
         big.as_mut(),
         range,
-        HistogramVariant {
-            shared: true,
-            runs: true,
-        },
+        HistogramVariant::SharedRuns,
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    let r = cubeport::histogram_with(
+        client,
+        x.as_ref(),
+        big.as_mut(),
+        range,
+        HistogramVariant::Shared,
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    assert!(
+        big.to_vec(client).unwrap().iter().all(|&v| v == POISON),
+        "a rejected call wrote counts"
+    );
+    // The automatic choice for that many bins is a global variant, and it runs.
+    let auto = cubeport::histogram_variant(client, &x.as_ref(), too_many, range).unwrap();
+    assert!(!auto.is_shared(), "{auto}");
+    cubeport::histogram_with(client, x.as_ref(), big.as_mut(), range, auto).unwrap();
     assert!(
         counts.to_vec(client).unwrap().iter().all(|&v| v == POISON),
         "a rejected call wrote counts"

@@ -62,8 +62,8 @@ pub struct BenchArgs {
     /// Only this backend (`cuda` or `wgpu`).
     #[arg(long)]
     backend: Option<String>,
-    /// Families to run (comma-separated): activation, reduce, transpose, histogram, matmul.
-    /// Default: all.
+    /// Families to run (comma-separated): activation, reduce, softmax, gemv, transpose,
+    /// histogram, matmul (`reduce` includes softmax and gemv). Default: all.
     #[arg(long, value_delimiter = ',')]
     family: Vec<String>,
     /// Write the report as JSON (schema: docs/bench.schema.json).
