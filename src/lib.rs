@@ -64,7 +64,8 @@ pub use ops::activation::{
 };
 pub use ops::gemv::{GemvVariant, Transpose, gemv, gemv_into, gemv_variant, gemv_with};
 pub use ops::histogram::{
-    Binning, HistogramVariant, bincount, histc, histogram_into, histogram_variant, histogram_with,
+    Binning, HistogramVariant, bincount, histc, histogram, histogram_into, histogram_variant,
+    histogram_with,
 };
 pub use ops::matmul::{
     MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into, matmul_variant,

@@ -1,5 +1,14 @@
-//! Public ops, one module per kernel family. Each family has `spec.rs` (pure validation),
-//! `launch.rs` (the only `unsafe`) and `mod.rs` (the public functions and their docs).
+//! Public ops, one module per kernel family (matmul aside, which is being reshaped separately).
+//! Each family has the same shape:
+//! * `spec.rs`: pure validation into a `<Family>Spec`, the `<Family>Variant` with
+//!   `select(&Caps, &Spec)` (the automatic choice) and `plan` (what a forced or selected variant
+//!   runs, or [`crate::Error::Unsupported`]), all without a device, so they are unit-tested;
+//! * `launch.rs`: the only `unsafe`, running a plan that validation and `plan` established;
+//!   runtime dtypes become element types through one macro, `crate::dtype::float_dispatch!`;
+//! * `mod.rs`: the public functions and their docs: `<op>_into`, `<op>_with` (forced variant),
+//!   `<op>_variant` (the variant `<op>_into` runs) and the owned `<op>`.
+//!
+//! Every op runs validate → select → plan → launch in that order.
 
 pub mod activation;
 pub mod gemv;

@@ -113,8 +113,19 @@ pub fn histogram_skewed<R: Runtime>(client: &ComputeClient<R>) {
         &want,
         "skewed",
     );
+    // The owned forms count the same.
+    let range = Binning::Range { lo: 0.0, hi: 1.0 };
+    let owned = cubeport::histogram(client, &dx, 256, range).unwrap();
+    assert_eq!(owned.to_vec(client).unwrap(), want, "owned histogram");
+    let owned = cubeport::histc(client, &dx, 256, 0.0, 1.0).unwrap();
+    assert_eq!(owned.to_vec(client).unwrap(), want, "owned histc");
     let xi = vec![5u32; len];
     let dx = DeviceTensor::from_slice(client, &xi, &[len]).unwrap();
+    let owned = cubeport::bincount(client, &dx, 8).unwrap();
+    assert_eq!(
+        owned.to_vec(client).unwrap(),
+        histogram_index(&[5; 70_007], 8)
+    );
     check(
         client,
         dx.as_ref(),

@@ -281,8 +281,9 @@ impl<'c, R: Runtime> Ctx<'c, R> {
         let caps = &self.caps;
         let wants = |f: &str| self.wants(f);
         let mut sweeps = Vec::new();
-        // 64 Mi elements: every memory-bound sweep has reached its plateau there (256 MiB per
-        // operand, five times the H200's L2); matmul sweeps go to 8192³ regardless.
+        // 64 Mi elements: 256 MiB per operand, several times the largest L2 cache of current
+        // GPUs, so every memory-bound sweep ends on its DRAM plateau; matmul sweeps go to 8192³
+        // regardless.
         let max_elems = if quick {
             1 << 20
         } else {

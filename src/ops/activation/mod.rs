@@ -144,10 +144,9 @@ fn bias_activation_impl<R: Runtime>(
         .map_err(Error::shape(op))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
-    let variant = match forced {
-        Some(v) => v.checked(&caps, &spec, op)?,
-        None => ActivationVariant::select(&caps, &spec),
-    };
+    let variant = forced
+        .unwrap_or_else(|| ActivationVariant::select(&caps, &spec))
+        .plan(&caps, &spec, op)?;
     let key = LaunchKey::new(op)
         .layout(&input.layout)
         .layout(&bias.layout)

@@ -190,12 +190,13 @@ impl ActivationVariant {
         crate::ops::split_body_tail(len, self.vector, dtype)
     }
 
-    /// Checks a forced variant against the problem and the device: [`Error::Unsupported`] for
+    /// The variant itself once checked against the problem and the device (an elementwise
+    /// launch needs nothing more): [`Error::Unsupported`] for
     /// a width that is not a power of two, wider than 16 bytes or than the device takes, or that
     /// does not divide a broadcast bias row (or the row pitches), and for an empty cube or grid.
     /// A cube wider than the device allows is left to the runtime, which rejects the launch
     /// ([`Error::Launch`]); the suite relies on that to provoke a launch failure.
-    pub(crate) fn checked(
+    pub(crate) fn plan(
         self,
         caps: &Caps,
         spec: &ActivationSpec,
@@ -331,6 +332,21 @@ mod tests {
             ActivationSpec::new(&x, &x, &x).unwrap_err(),
             ShapeError::TooLarge { .. }
         ));
+    }
+
+    #[test]
+    fn forced_width_must_divide_the_bias_row() {
+        let x = dense(&[4, 6], DType::F32);
+        let row = ActivationSpec::new(&x, &dense(&[6], DType::F32), &x).unwrap();
+        let full = ActivationSpec::new(&x, &x, &x).unwrap();
+        let v = |vector| ActivationVariant {
+            vector,
+            cube_dim: 256,
+            max_cubes: 1,
+        };
+        assert!(v(2).divides(&row));
+        assert!(!v(4).divides(&row));
+        assert!(v(4).divides(&full));
     }
 
     #[test]

@@ -76,6 +76,21 @@ pub fn histogram_with<R: Runtime>(
     histogram_impl(client, input, counts, binning, Some(variant))
 }
 
+/// [`histogram_into`] into a new `[bins]` u32 tensor.
+///
+/// # Errors
+/// As [`histogram_into`].
+pub fn histogram<R: Runtime, S: Scalar>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<S>,
+    bins: usize,
+    binning: Binning,
+) -> Result<DeviceTensor<u32>, Error> {
+    let mut counts = DeviceTensor::<u32>::empty(client, &[bins])?;
+    histogram_into(client, input.as_ref(), counts.as_mut(), binning)?;
+    Ok(counts)
+}
+
 /// `torch.bincount`-style counts of `u32`/`i32` values into `bins` bins (values outside
 /// `0..bins` dropped), as a new tensor.
 ///
@@ -86,9 +101,7 @@ pub fn bincount<R: Runtime, S: Scalar>(
     input: &DeviceTensor<S>,
     bins: usize,
 ) -> Result<DeviceTensor<u32>, Error> {
-    let mut counts = DeviceTensor::<u32>::empty(client, &[bins])?;
-    histogram_into(client, input.as_ref(), counts.as_mut(), Binning::Index)?;
-    Ok(counts)
+    histogram(client, input, bins, Binning::Index)
 }
 
 /// `torch.histc`-style counts of float values over `[lo, hi]` in `bins` bins, as a new tensor.
@@ -102,14 +115,7 @@ pub fn histc<R: Runtime, E: Element>(
     lo: f32,
     hi: f32,
 ) -> Result<DeviceTensor<u32>, Error> {
-    let mut counts = DeviceTensor::<u32>::empty(client, &[bins])?;
-    histogram_into(
-        client,
-        input.as_ref(),
-        counts.as_mut(),
-        Binning::Range { lo, hi },
-    )?;
-    Ok(counts)
+    histogram(client, input, bins, Binning::Range { lo, hi })
 }
 
 /// The variant [`histogram_into`] runs for `input` counted into `bins` bins (for reports).
