@@ -1,13 +1,16 @@
-//! Criterion benchmarks of the row-reduction families — sum and max of everything, per-row and
-//! per-column sums, softmax (automatic and every row-group width), GEMV (`A·v`, `Aᵀ·v`, every
-//! variant) — over one f32 matrix, next to the device copy of it (the ceiling), measured in the
-//! same process. The cases are [`cubeport_cli::cases::reduce_cases`] (shared with `cubeport bench`);
-//! each was checked against the f64 reference when it was built. With `--features peer-cubek`,
-//! cubek 0.2's row sum (every strategy that runs) on a matrix of the same shape.
+//! Criterion benchmarks of the row families over one f32 matrix — reduce (sum and max of
+//! everything, per-row and per-column sums), softmax (automatic and every row-group width) and
+//! GEMV (`A·v`, `Aᵀ·v`, every variant) — next to the device copy of it (the ceiling), measured
+//! in the same process. The cases are [`cubeport_cli::cases::reduce_cases`],
+//! [`cubeport_cli::cases::softmax_cases`] and [`cubeport_cli::cases::gemv_cases`] (shared with
+//! `cubeport bench`); each was checked against the f64 reference when it was built. With
+//! `--features peer-cubek`, cubek 0.2's row sum (every strategy that runs) on a matrix of the
+//! same shape.
 //!
 //! ```text
 //! cargo bench --bench reduce
 //! CUBEPORT_BACKEND=cuda cargo bench --bench reduce -- '(copy|reduce)/'
+//! CUBEPORT_BENCH_FAMILIES=softmax cargo bench --bench reduce   # reduce,softmax,gemv by default
 //! CUBEPORT_BENCH_QUICK=1 cargo bench --bench reduce        # 256 x 4096 (lavapipe)
 //! ```
 //! Ids: `<family>/<op>_<variant>/<backend>/f32` with the matrix shape as the parameter;
@@ -21,11 +24,29 @@ mod common;
 use common::{Count, bench_cases};
 
 fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: BackendKind) {
+    use cubeport_cli::cases;
     let scale = common::scale();
-    let cases = cubeport_cli::cases::reduce_cases(&client, scale)
-        .unwrap_or_else(|e| panic!("reduce cases on {kind}: {e}"));
-    let size = cases.first().map(|c| c.size.clone()).unwrap_or_default();
-    bench_cases(c, &client, kind, Count::Bytes, cases);
+    // Built one family at a time so only one family's buffers are alive.
+    let families =
+        std::env::var("CUBEPORT_BENCH_FAMILIES").unwrap_or_else(|_| "reduce,softmax,gemv".into());
+    let wants = |family: &str| families.split(',').any(|f| f == family);
+    let mut size = String::new();
+    if wants("reduce") {
+        let cases = cases::reduce_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("reduce cases on {kind}: {e}"));
+        size = cases.first().map(|c| c.size.clone()).unwrap_or_default();
+        bench_cases(c, &client, kind, Count::Bytes, cases);
+    }
+    if wants("softmax") {
+        let cases = cases::softmax_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("softmax cases on {kind}: {e}"));
+        bench_cases(c, &client, kind, Count::Bytes, cases);
+    }
+    if wants("gemv") {
+        let cases = cases::gemv_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("gemv cases on {kind}: {e}"));
+        bench_cases(c, &client, kind, Count::Bytes, cases);
+    }
     #[cfg(feature = "peer-cubek")]
     if let Some((rows, len)) = size
         .split_once('x')

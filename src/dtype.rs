@@ -171,3 +171,35 @@ impl Scalar for u32 {
 impl Scalar for i32 {
     const DTYPE: DType = DType::I32;
 }
+
+/// Runs `$body` with the type alias `$E` bound to the host type of a float `DType` (`f32`,
+/// `half::f16`, `half::bf16`); every other dtype falls through to the arms after the body. The
+/// one place that turns a runtime dtype into a kernel's element type, so adding a float type
+/// means editing this macro, not every launcher.
+///
+/// ```ignore
+/// float_dispatch!(spec.dtype, E => typed::<R, E>(client, &spec),
+///     other => Err(crate::ops::unsupported_dtype(&caps, OP, other)))
+/// ```
+/// Extra arms may claim non-float dtypes first (`DType::U32 => typed::<R, u32>(..), ..`); the
+/// match stays exhaustive, so a new `DType` variant is a compile error here, not a panic.
+macro_rules! float_dispatch {
+    ($dtype:expr, $E:ident => $body:expr, $($other:pat => $arm:expr),+ $(,)?) => {
+        match $dtype {
+            $crate::DType::F32 => {
+                type $E = f32;
+                $body
+            }
+            $crate::DType::F16 => {
+                type $E = ::half::f16;
+                $body
+            }
+            $crate::DType::BF16 => {
+                type $E = ::half::bf16;
+                $body
+            }
+            $($other => $arm),+
+        }
+    };
+}
+pub(crate) use float_dispatch;

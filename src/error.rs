@@ -1,8 +1,9 @@
 use crate::{BackendError, BackendKind, DType};
 
 /// Every failure a cubeport op can report. Three kinds stay distinct: invalid input
-/// ([`Error::Shape`]: a caller bug), unsupported on this device ([`Error::UnsupportedDType`]:
-/// the caller can fall back), and runtime failure ([`Error::Launch`], [`Error::Backend`]).
+/// ([`Error::Shape`]: a caller bug), unsupported on this device or for this input
+/// ([`Error::UnsupportedDType`], [`Error::Unsupported`]: the caller can fall back), and runtime
+/// failure ([`Error::Launch`], [`Error::Backend`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -27,8 +28,9 @@ pub enum Error {
         /// cubecl's runtime name (`wgpu<wgsl>`, `cuda`, …).
         runtime: &'static str,
     },
-    /// The device cannot run what was asked (a forced variant it lacks, a size beyond its
-    /// limits). Recoverable: pick another variant or backend.
+    /// The device cannot run what was asked (a forced variant it lacks or that does not fit
+    /// this input, a size beyond its limits). Recoverable: pick another variant or backend. A
+    /// forced variant is never silently replaced by another.
     #[error("{op} is not supported on {backend}: {reason}")]
     Unsupported {
         /// The op.
@@ -192,12 +194,6 @@ pub enum ShapeError {
         got: usize,
         /// Shape asked for.
         shape: Vec<usize>,
-    },
-    /// A forced variant that cannot run this problem.
-    #[error("variant {variant} cannot run this problem (vector width must divide the bias row)")]
-    VariantMismatch {
-        /// The variant's id.
-        variant: String,
     },
     /// An axis index not below the rank.
     #[error("axis {axis} is out of range for rank {rank}")]

@@ -199,6 +199,19 @@ impl Layout {
     }
 }
 
+impl Layout {
+    /// A dense layout whose buffer is never the limit: the output a `*_variant` query assumes
+    /// when it has no output tensor (selection reads shapes and dtypes, never buffer sizes).
+    pub(crate) fn dense_unbounded(shape: &[usize], dtype: DType) -> Layout {
+        Layout {
+            shape: shape.to_vec(),
+            strides: Layout::contiguous_strides(shape),
+            dtype,
+            buffer_bytes: u64::MAX,
+        }
+    }
+}
+
 /// A dense layout whose buffer holds exactly its elements (unit tests of the specs).
 #[cfg(test)]
 pub(crate) fn dense(shape: &[usize], dtype: DType) -> Layout {

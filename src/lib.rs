@@ -62,17 +62,23 @@ pub use ops::activation::{
     bias_activation_variant, bias_activation_with, bias_gelu, bias_gelu_into, bias_relu_scale,
     bias_relu_scale_into, copy_into,
 };
-pub use ops::gemv::{GemvVariant, Transpose, gemv_into, gemv_with};
+pub use ops::gemv::{GemvVariant, Transpose, gemv, gemv_into, gemv_variant, gemv_with};
 pub use ops::histogram::{
-    Binning, HistogramVariant, bincount, histc, histogram_into, histogram_with,
+    Binning, HistogramVariant, bincount, histc, histogram, histogram_into, histogram_variant,
+    histogram_with,
 };
 pub use ops::matmul::{
     MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into, matmul_variant,
     matmul_with,
 };
-pub use ops::reduce::{reduce, reduce_into, reduce_with};
-pub use ops::softmax::{log_softmax_into, softmax, softmax_into, softmax_with};
-pub use ops::transpose::{TransposeVariant, transpose_into, transpose_with};
+pub use ops::reduce::{ReduceVariant, reduce, reduce_into, reduce_variant, reduce_with};
+pub use ops::softmax::{
+    SoftmaxKind, SoftmaxVariant, log_softmax, log_softmax_into, softmax, softmax_into,
+    softmax_variant, softmax_with,
+};
+pub use ops::transpose::{
+    TransposeVariant, transpose, transpose_into, transpose_variant, transpose_with,
+};
 pub use ops::{ReducePath, RowGroup};
 pub use reference::Reduction;
 pub use tensor::{DeviceTensor, TensorMut, TensorRef};

@@ -11,7 +11,7 @@ macro_rules! backend_suite {
             #[allow(unused_imports)]
             use cubeport::{Activation, DType, GeluApprox};
             use rstest::rstest;
-            use crate::suite::{self, activation, reduce};
+            use crate::suite::{self, activation, gemv, reduce, softmax, transpose};
 
             type R = $R;
 
@@ -137,25 +137,43 @@ macro_rules! backend_suite {
                 reduce::reduce_rejects_bad_input(&c);
             }
 
+            #[test]
+            fn reduce_rejects_mismatched_variant() {
+                let Some(c) = client("reduce_rejects_mismatched_variant") else { return };
+                reduce::reduce_rejects_mismatched_variant(&c);
+            }
+
             #[rstest]
             fn softmax_matches_reference(
                 #[values($(DType::$dt),*)] dtype: DType,
                 #[values((1, 1), (3, 7), (100, 3), (64, 32), (17, 1000), (2, 4097), (3, 65536))] rows_len: (usize, usize),
             ) {
                 let Some(c) = client("softmax_matches_reference") else { return };
-                reduce::softmax_matches(&c, dtype, rows_len.0, rows_len.1);
+                softmax::softmax_matches(&c, dtype, rows_len.0, rows_len.1);
             }
 
             #[test]
             fn softmax_edge_rows() {
                 let Some(c) = client("softmax_edge_rows") else { return };
-                reduce::softmax_edge_rows(&c);
+                softmax::softmax_edge_rows(&c);
+            }
+
+            #[rstest]
+            fn softmax_owned_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("softmax_owned_matches_reference") else { return };
+                softmax::softmax_owned_matches(&c, dtype);
             }
 
             #[test]
             fn softmax_rejects_bad_input() {
                 let Some(c) = client("softmax_rejects_bad_input") else { return };
-                reduce::softmax_rejects_bad_input(&c);
+                softmax::softmax_rejects_bad_input(&c);
+            }
+
+            #[test]
+            fn softmax_rejects_unsupported_variant() {
+                let Some(c) = client("softmax_rejects_unsupported_variant") else { return };
+                softmax::softmax_rejects_unsupported_variant(&c);
             }
 
             #[rstest]
@@ -164,13 +182,25 @@ macro_rules! backend_suite {
                 #[values((1, 1), (3, 7), (64, 32), (33, 64), (17, 1000), (5, 4097), (1, 8192), (300, 33))] rows_cols: (usize, usize),
             ) {
                 let Some(c) = client("gemv_matches_reference") else { return };
-                reduce::gemv_matches(&c, dtype, rows_cols.0, rows_cols.1);
+                gemv::gemv_matches(&c, dtype, rows_cols.0, rows_cols.1);
             }
 
             #[test]
             fn gemv_rejects_bad_input() {
                 let Some(c) = client("gemv_rejects_bad_input") else { return };
-                reduce::gemv_rejects_bad_input(&c);
+                gemv::gemv_rejects_bad_input(&c);
+            }
+
+            #[rstest]
+            fn gemv_owned_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("gemv_owned_matches_reference") else { return };
+                gemv::gemv_owned_matches(&c, dtype);
+            }
+
+            #[test]
+            fn gemv_rejects_unsupported_variant() {
+                let Some(c) = client("gemv_rejects_unsupported_variant") else { return };
+                gemv::gemv_rejects_unsupported_variant(&c);
             }
 
             #[rstest]
@@ -179,19 +209,25 @@ macro_rules! backend_suite {
                 #[values(vec![1, 1], vec![3, 5], vec![33, 65], vec![257, 31], vec![1024, 7], vec![2, 3, 37, 41], vec![96, 64])] shape: Vec<usize>,
             ) {
                 let Some(c) = client("transpose_matches_reference") else { return };
-                crate::suite::transpose::transpose_matches(&c, dtype, &shape);
+                transpose::transpose_matches(&c, dtype, &shape);
             }
 
             #[test]
             fn transpose_integers_bit_exact() {
                 let Some(c) = client("transpose_integers_bit_exact") else { return };
-                crate::suite::transpose::transpose_integers(&c);
+                transpose::transpose_integers(&c);
             }
 
             #[test]
             fn transpose_rejects_bad_input() {
                 let Some(c) = client("transpose_rejects_bad_input") else { return };
-                crate::suite::transpose::transpose_rejects_bad_input(&c);
+                transpose::transpose_rejects_bad_input(&c);
+            }
+
+            #[rstest]
+            fn transpose_owned_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("transpose_owned_matches_reference") else { return };
+                transpose::transpose_owned_matches(&c, dtype);
             }
 
             #[rstest]

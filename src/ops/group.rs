@@ -1,5 +1,11 @@
-//! The row-group variant shared by reduce, softmax and gemv: how many units reduce one row,
-//! and whether they combine through plane shuffles or a shared-memory tree.
+//! The row group shared by reduce, softmax and gemv: how many units reduce one row, and whether
+//! they combine through plane shuffles or a shared-memory tree.
+//!
+//! [`RowGroup`] stays one public type rather than a copy per family because the three families
+//! run the same `#[cube]` combine (`cubeport_kernels::reduce::GroupConfig`) with the same
+//! device constraints; each family's own variant ([`crate::ReduceVariant::Rows`],
+//! [`crate::SoftmaxVariant::Rows`], [`crate::GemvVariant::CubeRow`]) wraps it, so a forced
+//! variant still names its family and `config` checks it in one place.
 
 use crate::{Caps, Error};
 use cubeport_kernels::reduce::GroupConfig;
@@ -7,6 +13,7 @@ use std::fmt;
 
 /// How the units of a row group combine their partial results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReducePath {
     /// Plane (warp/subgroup) shuffles; needs a fixed plane width.
     Plane,
@@ -26,13 +33,18 @@ pub struct RowGroup {
 /// Units per cube of the row kernels.
 pub(crate) const CUBE_UNITS: u32 = 256;
 
-impl fmt::Display for RowGroup {
+impl fmt::Display for ReducePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let path = match self.path {
+        f.write_str(match self {
             ReducePath::Plane => "plane",
             ReducePath::Shared => "shared",
-        };
-        write!(f, "{path}{}", self.group)
+        })
+    }
+}
+
+impl fmt::Display for RowGroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", self.path, self.group)
     }
 }
 
@@ -66,11 +78,7 @@ impl RowGroup {
     /// path where plane ops are not advertised is allowed when the width is fixed (lavapipe's
     /// subgroups work unadvertised); the caller takes that risk.
     pub(crate) fn config(&self, caps: &Caps, op: &'static str) -> Result<GroupConfig, Error> {
-        let unsupported = |reason: String| Error::Unsupported {
-            op,
-            backend: caps.backend,
-            reason,
-        };
+        let unsupported = |reason: String| crate::ops::unsupported(caps, op, reason);
         if !self.group.is_power_of_two() || self.group > CUBE_UNITS {
             return Err(unsupported(format!(
                 "group {} is not a power of two ≤ {CUBE_UNITS}",

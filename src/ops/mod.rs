@@ -1,5 +1,14 @@
-//! Public ops, one module per kernel family. Each family has `spec.rs` (pure validation),
-//! `launch.rs` (the only `unsafe`) and `mod.rs` (the public functions and their docs).
+//! Public ops, one module per kernel family (matmul aside, which is being reshaped separately).
+//! Each family has the same shape:
+//! * `spec.rs`: pure validation into a `<Family>Spec`, the `<Family>Variant` with
+//!   `select(&Caps, &Spec)` (the automatic choice) and `plan` (what a forced or selected variant
+//!   runs, or [`crate::Error::Unsupported`]), all without a device, so they are unit-tested;
+//! * `launch.rs`: the only `unsafe`, running a plan that validation and `plan` established;
+//!   runtime dtypes become element types through one macro, `crate::dtype::float_dispatch!`;
+//! * `mod.rs`: the public functions and their docs: `<op>_into`, `<op>_with` (forced variant),
+//!   `<op>_variant` (the variant `<op>_into` runs) and the owned `<op>`.
+//!
+//! Every op runs validate → select → plan → launch in that order.
 
 pub mod activation;
 pub mod gemv;
@@ -61,6 +70,21 @@ pub(crate) fn not_float<R: cubecl::Runtime>(
     dtype: crate::DType,
 ) -> Error {
     unsupported_dtype(&crate::caps_of(client), op, dtype)
+}
+
+/// [`Error::Unsupported`]: this device cannot run what `op` was asked (a forced variant it or
+/// the input rules out, a size beyond its limits). Never a reason to pick another variant
+/// silently.
+pub(crate) fn unsupported(
+    caps: &crate::Caps,
+    op: &'static str,
+    reason: impl Into<String>,
+) -> Error {
+    Error::Unsupported {
+        op,
+        backend: caps.backend,
+        reason: reason.into(),
+    }
 }
 
 /// [`Error::UnsupportedDType`] for `dtype` in `op` on this device.

@@ -1,29 +1,21 @@
-//! CPU references in f64. They are the specification: every GPU variant must match them within
-//! the documented [tolerances](crate::reference::Tolerance). They never panic.
+//! CPU references in f64, one file per family. They are the specification: every GPU variant
+//! must match them within the documented [tolerances](crate::reference::Tolerance). They never
+//! panic.
 
 mod activation;
+mod gemv;
 mod histogram;
+mod matmul;
 mod reduce;
+mod softmax;
 mod tolerance;
+mod transpose;
 
 pub use activation::{bias_activation, gelu_erf, gelu_tanh};
+pub use gemv::gemv;
 pub use histogram::{bin_of_range, histogram_index, histogram_range};
-pub use reduce::{Reduction, gemv, matmul, reduce, softmax};
-
-/// `output[b, c, r] = input[b, r, c]` for `batch` row-major `rows × cols` matrices (empty on
-/// a length mismatch).
-pub fn transpose(input: &[f64], batch: usize, rows: usize, cols: usize) -> Vec<f64> {
-    if input.len() != batch * rows * cols {
-        return Vec::new();
-    }
-    let mut out = vec![0.0; input.len()];
-    for b in 0..batch {
-        for r in 0..rows {
-            for c in 0..cols {
-                out[b * rows * cols + c * rows + r] = input[b * rows * cols + r * cols + c];
-            }
-        }
-    }
-    out
-}
+pub use matmul::matmul;
+pub use reduce::{Reduction, reduce};
+pub use softmax::{log_softmax, softmax};
 pub use tolerance::{Comparison, Tolerance, compare, compare_each};
+pub use transpose::transpose;

@@ -86,22 +86,29 @@ impl Tolerance {
         }
     }
 
-    /// Softmax over rows of `k` (relative: the normalising sum adds `4·√k·ε(f32)`) or
-    /// log-softmax (absolute: `1e-5 + 4·√k·ε(f32)` on top of the elementwise bound).
-    pub fn softmax(dtype: DType, k: usize, log: bool) -> Self {
+    /// Softmax over rows of `k`: relative, the normalising sum adds `4·√k·ε(f32)` to the
+    /// elementwise bound.
+    pub fn softmax(dtype: DType, k: usize) -> Self {
         let base = Self::elementwise(dtype);
-        let extra = 4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64;
-        if log {
-            Tolerance {
-                atol: base.atol + extra + 1e-5,
-                rtol: base.rtol,
-            }
-        } else {
-            Tolerance {
-                atol: base.atol,
-                rtol: base.rtol + extra,
-            }
+        Tolerance {
+            atol: base.atol,
+            rtol: base.rtol + Self::row_sum_slack(k),
         }
+    }
+
+    /// Log-softmax over rows of `k`: absolute (the log of the sum is added, not multiplied),
+    /// `1e-5 + 4·√k·ε(f32)` on top of the elementwise bound.
+    pub fn log_softmax(dtype: DType, k: usize) -> Self {
+        let base = Self::elementwise(dtype);
+        Tolerance {
+            atol: base.atol + Self::row_sum_slack(k) + 1e-5,
+            rtol: base.rtol,
+        }
+    }
+
+    /// The rounding of a row sum of `k` positive terms accumulated in f32.
+    fn row_sum_slack(k: usize) -> f64 {
+        4.0 * (k.max(1) as f64).sqrt() * f32::EPSILON as f64
     }
 
     /// Twice this tolerance: what two results, each within it of the reference, may differ by.

@@ -27,7 +27,7 @@ fn check<R: Runtime>(
     variants.extend(
         HistogramVariant::ALL
             .into_iter()
-            .filter(|v| !v.shared || bins <= HistogramVariant::max_shared_bins(&caps))
+            .filter(|v| !v.is_shared() || bins <= HistogramVariant::max_shared_bins(&caps))
             .map(Some),
     );
     for v in variants {
@@ -113,8 +113,19 @@ pub fn histogram_skewed<R: Runtime>(client: &ComputeClient<R>) {
         &want,
         "skewed",
     );
+    // The owned forms count the same.
+    let range = Binning::Range { lo: 0.0, hi: 1.0 };
+    let owned = cubeport::histogram(client, &dx, 256, range).unwrap();
+    assert_eq!(owned.to_vec(client).unwrap(), want, "owned histogram");
+    let owned = cubeport::histc(client, &dx, 256, 0.0, 1.0).unwrap();
+    assert_eq!(owned.to_vec(client).unwrap(), want, "owned histc");
     let xi = vec![5u32; len];
     let dx = DeviceTensor::from_slice(client, &xi, &[len]).unwrap();
+    let owned = cubeport::bincount(client, &dx, 8).unwrap();
+    assert_eq!(
+        owned.to_vec(client).unwrap(),
+        histogram_index(&[5; 70_007], 8)
+    );
     check(
         client,
         dx.as_ref(),
@@ -193,12 +204,25 @@ pub fn histogram_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         x.as_ref(),
         big.as_mut(),
         range,
-        HistogramVariant {
-            shared: true,
-            runs: true,
-        },
+        HistogramVariant::SharedRuns,
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    let r = cubeport::histogram_with(
+        client,
+        x.as_ref(),
+        big.as_mut(),
+        range,
+        HistogramVariant::Shared,
+    );
+    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
+    assert!(
+        big.to_vec(client).unwrap().iter().all(|&v| v == POISON),
+        "a rejected call wrote counts"
+    );
+    // The automatic choice for that many bins is a global variant, and it runs.
+    let auto = cubeport::histogram_variant(client, &x.as_ref(), too_many, range).unwrap();
+    assert!(!auto.is_shared(), "{auto}");
+    cubeport::histogram_with(client, x.as_ref(), big.as_mut(), range, auto).unwrap();
     assert!(
         counts.to_vec(client).unwrap().iter().all(|&v| v == POISON),
         "a rejected call wrote counts"

@@ -1,12 +1,14 @@
 //! Shared helpers of the generic test bodies.
 
 pub mod activation;
+pub mod gemv;
 pub mod hardening;
 pub mod histogram;
 pub mod matmul;
 pub mod pitched;
 pub mod props;
 pub mod reduce;
+pub mod softmax;
 pub mod transpose;
 
 use cubeport::cubecl::prelude::*;
@@ -27,6 +29,43 @@ pub fn client_or_skip<R: Runtime>(
             None
         }
     }
+}
+
+/// The row-group variants this device can run: the automatic one (`None`), both shared
+/// groups, and the plane ones when the plane width is fixed (advertised or not: lavapipe's
+/// subgroups work unadvertised, so CI exercises the plane path at width 8).
+pub fn row_groups<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<cubeport::RowGroup>> {
+    let caps = cubeport::caps_of(client);
+    let mut v = vec![
+        None,
+        Some(cubeport::RowGroup {
+            path: cubeport::ReducePath::Shared,
+            group: 32,
+        }),
+        Some(cubeport::RowGroup {
+            path: cubeport::ReducePath::Shared,
+            group: 256,
+        }),
+    ];
+    if let Some(w) = caps.plane.fixed_width() {
+        v.push(Some(cubeport::RowGroup {
+            path: cubeport::ReducePath::Plane,
+            group: w,
+        }));
+        v.push(Some(cubeport::RowGroup {
+            path: cubeport::ReducePath::Plane,
+            group: 256,
+        }));
+        if 2 * w < 256 {
+            // several planes per row and several rows per cube: a 2-D cube, which WGSL
+            // treats differently for subgroup builtins
+            v.push(Some(cubeport::RowGroup {
+                path: cubeport::ReducePath::Plane,
+                group: 2 * w,
+            }));
+        }
+    }
+    v
 }
 
 /// Runs `$body` with `E` bound to the host type of `$dtype`.

@@ -6,7 +6,7 @@
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Reduction, Tolerance};
 use cubeport::testing::{compare_each, poisoned, to_f64};
-use cubeport::{Activation, DeviceTensor, Error, GeluApprox};
+use cubeport::{Activation, DeviceTensor, Error, GeluApprox, SoftmaxKind};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
@@ -156,20 +156,19 @@ pub fn softmax_transpose_props<R: Runtime>(client: &ComputeClient<R>) {
         .run(&strategy, |(rows, len, log, x)| {
             let dx = DeviceTensor::from_slice(client, &x, &[rows, len]).unwrap();
             let mut dy = poisoned::<R, f32>(client, &[rows, len]).unwrap();
-            if log {
-                cubeport::log_softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap();
-            } else {
-                cubeport::softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap();
+            let kind = SoftmaxKind::ALL[usize::from(log)];
+            match kind {
+                SoftmaxKind::LogSoftmax => {
+                    cubeport::log_softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap()
+                }
+                _ => cubeport::softmax_into(client, dx.as_ref(), dy.as_mut(), 1).unwrap(),
             }
             let got = to_f64(&dy.to_vec(client).unwrap());
-            let want: Vec<f64> = reference::softmax(&to_f64(&x), len, log)
-                .into_iter()
-                .map(|v| v as f32 as f64)
-                .collect();
-            let c = compare_each(&got, &want, |_| {
-                Tolerance::softmax(cubeport::DType::F32, len, log)
-            });
-            prop_assert!(c.ok(), "softmax(log={log}) {rows}x{len}: {c}");
+            let (want, tol) =
+                super::softmax::reference_of(kind, &to_f64(&x), len, cubeport::DType::F32);
+            let want: Vec<f64> = want.into_iter().map(|v| v as f32 as f64).collect();
+            let c = compare_each(&got, &want, |_| tol);
+            prop_assert!(c.ok(), "{kind} {rows}x{len}: {c}");
 
             let mut dt = poisoned::<R, f32>(client, &[len, rows]).unwrap();
             cubeport::transpose_into(client, dx.as_ref(), dt.as_mut()).unwrap();

@@ -1,47 +1,34 @@
-//! Generic bodies for reductions, softmax and GEMV.
+//! Generic bodies for reductions: every reduction over every kind of axis with every variant
+//! the device runs, edge values, and every validation error.
 
+use super::row_groups;
 use crate::with_dtype;
 use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Reduction, Tolerance};
 use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
 use cubeport::{
-    DType, DeviceTensor, Element, Error, GemvVariant, ReducePath, RowGroup, ShapeError, TensorMut,
-    TensorRef, Transpose,
+    DType, DeviceTensor, Element, Error, ReducePath, ReduceVariant, RowGroup, ShapeError,
+    TensorMut, TensorRef,
 };
 
-/// The row-group variants this device can run: the automatic one (`None`), both shared
-/// groups, and the plane ones when the plane width is fixed (advertised or not: lavapipe's
-/// subgroups work unadvertised, so CI exercises the plane path at width 8).
-pub fn groups<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<RowGroup>> {
-    let caps = cubeport::caps_of(client);
-    let mut v = vec![
-        None,
-        Some(RowGroup {
-            path: ReducePath::Shared,
-            group: 32,
-        }),
-        Some(RowGroup {
-            path: ReducePath::Shared,
-            group: 256,
-        }),
-    ];
-    if let Some(w) = caps.plane.fixed_width() {
-        v.push(Some(RowGroup {
-            path: ReducePath::Plane,
-            group: w,
-        }));
-        v.push(Some(RowGroup {
-            path: ReducePath::Plane,
-            group: 256,
-        }));
-        if 2 * w < 256 {
-            // several planes per row and several rows per cube: a 2-D cube, which WGSL
-            // treats differently for subgroup builtins
-            v.push(Some(RowGroup {
-                path: ReducePath::Plane,
-                group: 2 * w,
-            }));
+/// The variants that serve a reduction of `shape` over `axis` on this device: the automatic
+/// one (`None`), then every forced one of the matching kind.
+pub fn variants<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    axis: Option<usize>,
+) -> Vec<Option<ReduceVariant>> {
+    let inner: usize = axis.map_or(1, |a| shape[a + 1..].iter().product());
+    let groups = row_groups(client).into_iter().flatten();
+    let mut v = vec![None];
+    match axis {
+        None => {
+            let mut paths: Vec<ReducePath> = groups.map(|g| g.path).collect();
+            paths.dedup();
+            v.extend(paths.into_iter().map(|p| Some(ReduceVariant::All(p))));
         }
+        Some(_) if inner == 1 => v.extend(groups.map(|g| Some(ReduceVariant::Rows(g)))),
+        Some(_) => v.push(Some(ReduceVariant::Strided)),
     }
     v
 }
@@ -56,7 +43,7 @@ fn run_reduce<R: Runtime, E: Element>(
     shape: &[usize],
     axis: Option<usize>,
     op: Reduction,
-    group: Option<RowGroup>,
+    variant: Option<ReduceVariant>,
 ) -> Result<Vec<f64>, Error> {
     let out_shape: Vec<usize> = match axis {
         None => vec![1],
@@ -69,9 +56,9 @@ fn run_reduce<R: Runtime, E: Element>(
     };
     let dx = DeviceTensor::from_slice(client, x, shape)?;
     let mut dy = poisoned::<R, E>(client, &out_shape)?;
-    match group {
+    match variant {
         None => cubeport::reduce_into(client, dx.as_ref(), dy.as_mut(), axis, op)?,
-        Some(g) => cubeport::reduce_with(client, dx.as_ref(), dy.as_mut(), axis, op, g)?,
+        Some(v) => cubeport::reduce_with(client, dx.as_ref(), dy.as_mut(), axis, op, v)?,
     }
     Ok(to_f64(&dy.to_vec(client)?))
 }
@@ -92,11 +79,11 @@ pub fn reduce_matches<R: Runtime>(
         let sum_abs = reference::reduce(&abs, shape, axis, Reduction::Sum);
         for op in Reduction::ALL {
             let want: Vec<f64> = reference::reduce(&xf, shape, axis, op).into_iter().map(|v| E::from_f64(v).to_f64()).collect();
-            for group in groups(client) {
-                let got = run_reduce::<R, E>(client, &x, shape, axis, op, group)
-                    .unwrap_or_else(|e| panic!("{} {shape:?} axis {axis:?} {group:?}: {e}", op.name()));
+            for variant in variants(client, shape, axis) {
+                let got = run_reduce::<R, E>(client, &x, shape, axis, op, variant)
+                    .unwrap_or_else(|e| panic!("{} {shape:?} axis {axis:?} {variant:?}: {e}", op.name()));
                 let c = compare_each(&got, &want, |i| reduce_tol(op, dtype, k, sum_abs[i]));
-                assert!(c.ok(), "{} {dtype} {shape:?} axis {axis:?} variant {group:?} on {}: {c}", op.name(), R::name(client));
+                assert!(c.ok(), "{} {dtype} {shape:?} axis {axis:?} variant {variant:?} on {}: {c}", op.name(), R::name(client));
             }
         }
     })
@@ -119,12 +106,13 @@ pub fn reduce_edge_values<R: Runtime>(client: &ComputeClient<R>) {
     for op in Reduction::ALL {
         for axis in [Some(1), None] {
             let want = reference::reduce(&xf, &[rows, len], axis, op);
-            for group in groups(client) {
-                let got = run_reduce::<R, f32>(client, &x, &[rows, len], axis, op, group).unwrap();
+            for variant in variants(client, &[rows, len], axis) {
+                let got =
+                    run_reduce::<R, f32>(client, &x, &[rows, len], axis, op, variant).unwrap();
                 let c = compare_each(&got, &want, |_| reduce_tol(op, DType::F32, len, 40.0));
                 assert!(
                     c.ok(),
-                    "{} axis {axis:?} {group:?} edge values: {c}\n got {got:?}\nwant {want:?}",
+                    "{} axis {axis:?} {variant:?} edge values: {c}\n got {got:?}\nwant {want:?}",
                     op.name()
                 );
             }
@@ -242,10 +230,10 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         y.as_mut(),
         Some(1),
         Reduction::Sum,
-        RowGroup {
+        ReduceVariant::Rows(RowGroup {
             path: ReducePath::Shared,
             group: 48,
-        },
+        }),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
     let r = cubeport::reduce_with(
@@ -254,10 +242,10 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         y.as_mut(),
         Some(1),
         Reduction::Sum,
-        RowGroup {
+        ReduceVariant::Rows(RowGroup {
             path: ReducePath::Shared,
             group: 512,
-        },
+        }),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
     let caps = cubeport::caps_of(client);
@@ -270,10 +258,10 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
             y.as_mut(),
             Some(1),
             Reduction::Sum,
-            RowGroup {
+            ReduceVariant::Rows(RowGroup {
                 path: ReducePath::Plane,
                 group: w / 2,
-            },
+            }),
         );
         assert!(
             matches!(r, Err(Error::Unsupported { .. })),
@@ -289,248 +277,69 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
     );
 }
 
-// ---------------------------------------------------------------- softmax
-
-fn softmax_tol(dtype: DType, k: usize, log: bool) -> Tolerance {
-    Tolerance::softmax(dtype, k, log)
-}
-
-fn run_softmax<R: Runtime, E: Element>(
-    client: &ComputeClient<R>,
-    x: &[E],
-    rows: usize,
-    len: usize,
-    log: bool,
-    group: Option<RowGroup>,
-) -> Vec<f64> {
-    let dx = DeviceTensor::from_slice(client, x, &[rows, len]).unwrap();
-    let mut dy = poisoned::<R, E>(client, &[rows, len]).unwrap();
-    let r = match (group, log) {
-        (None, false) => cubeport::softmax_into(client, dx.as_ref(), dy.as_mut(), 1),
-        (None, true) => cubeport::log_softmax_into(client, dx.as_ref(), dy.as_mut(), 1),
-        (Some(g), log) => cubeport::softmax_with(client, dx.as_ref(), dy.as_mut(), 1, log, g),
-    };
-    r.unwrap_or_else(|e| panic!("softmax {rows}x{len} {group:?}: {e}"));
-    to_f64(&dy.to_vec(client).unwrap())
-}
-
-pub fn softmax_matches<R: Runtime>(
-    client: &ComputeClient<R>,
-    dtype: DType,
-    rows: usize,
-    len: usize,
-) {
-    with_dtype!(dtype, E => {
-        let x: Vec<E> = seeded((rows * 31 + len) as u64, rows * len, -6.0, 6.0);
-        for log in [false, true] {
-            let want: Vec<f64> = reference::softmax(&to_f64(&x), len, log).into_iter().map(|v| E::from_f64(v).to_f64()).collect();
-            for group in groups(client) {
-                let got = run_softmax::<R, E>(client, &x, rows, len, log, group);
-                let c = compare_each(&got, &want, |_| softmax_tol(dtype, len, log));
-                assert!(c.ok(), "softmax(log={log}) {dtype} {rows}x{len} {group:?} on {}: {c}", R::name(client));
-            }
-        }
-    })
-}
-
-pub fn softmax_edge_rows<R: Runtime>(client: &ComputeClient<R>) {
-    let len = 19;
-    let mut x: Vec<f32> = seeded(4, 5 * len, -3.0, 3.0);
-    for v in &mut x[..len] {
-        *v = f32::NEG_INFINITY; // row 0: all -inf → NaN
-    }
-    x[len + 4] = f32::NEG_INFINITY; // row 1: one -inf → 0 there
-    x[2 * len + 7] = f32::NAN; // row 2: NaN row
-    x[3 * len] = 80.0; // row 3: large values, exp would overflow without the max shift
-    x[3 * len + 1] = 79.0;
-    for log in [false, true] {
-        let want = reference::softmax(&to_f64(&x), len, log);
-        for group in groups(client) {
-            let got = run_softmax::<R, f32>(client, &x, 5, len, log, group);
-            let c = compare_each(&got, &want, |_| softmax_tol(DType::F32, len, log));
+/// A forced variant that serves another kind of problem is `Unsupported`, never replaced by the
+/// variant that would fit: a row group on a strided axis or on the whole tensor, `strided` on
+/// the innermost axis or the whole tensor, `all/…` on an axis. Nothing is written.
+pub fn reduce_rejects_mismatched_variant<R: Runtime>(client: &ComputeClient<R>) {
+    let x = DeviceTensor::from_slice(client, &seeded::<f32>(1, 60, -1.0, 1.0), &[3, 4, 5]).unwrap();
+    let shared32 = ReduceVariant::Rows(RowGroup {
+        path: ReducePath::Shared,
+        group: 32,
+    });
+    let all = ReduceVariant::All(ReducePath::Shared);
+    let cases: [(Option<usize>, &[usize], ReduceVariant); 6] = [
+        (Some(1), &[3, 5], shared32),
+        (Some(0), &[4, 5], shared32),
+        (None, &[1], shared32),
+        (Some(2), &[3, 4], ReduceVariant::Strided),
+        (None, &[1], ReduceVariant::Strided),
+        (Some(1), &[3, 5], all),
+    ];
+    for (axis, out_shape, variant) in cases {
+        let mut y = poisoned::<R, f32>(client, out_shape).unwrap();
+        for op in Reduction::ALL {
+            let r = cubeport::reduce_with(client, x.as_ref(), y.as_mut(), axis, op, variant);
             assert!(
-                c.ok(),
-                "softmax edge rows (log={log}) {group:?}: {c}\n got {got:?}\nwant {want:?}"
+                matches!(r, Err(Error::Unsupported { .. })),
+                "{} axis {axis:?} forced {variant}: {r:?}",
+                op.name()
             );
         }
+        assert!(
+            y.to_vec(client)
+                .unwrap()
+                .iter()
+                .all(|&v| v == cubeport::testing::poison::<f32>()),
+            "a rejected {variant} on axis {axis:?} wrote output"
+        );
     }
-}
-
-pub fn softmax_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
-    let x = DeviceTensor::from_slice(client, &seeded::<f32>(1, 12, -1.0, 1.0), &[3, 4]).unwrap();
-    let mut y = poisoned::<R, f32>(client, &[3, 4]).unwrap();
-    let r = cubeport::softmax_into(client, x.as_ref(), y.as_mut(), 2);
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::AxisOutOfRange { axis: 2, rank: 2 },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::softmax_into(client, x.as_ref(), y.as_mut(), 0);
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::AxisNotInnermost { .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::softmax_into(
+    // The same variants run where they fit, and the query names what `reduce_into` runs.
+    let auto = cubeport::reduce_variant(client, &x.as_ref(), Some(1)).unwrap();
+    assert_eq!(auto, ReduceVariant::Strided);
+    let mut y = poisoned::<R, f32>(client, &[3, 5]).unwrap();
+    cubeport::reduce_with(
         client,
-        x.as_ref(),
-        TensorMut::contiguous(y.handle(), &[4, 3], DType::F32),
-        1,
-    );
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::ShapeMismatch { .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::softmax_into(
-        client,
-        TensorRef::contiguous(x.handle(), &[3, 0], DType::F32),
-        TensorMut::contiguous(y.handle(), &[3, 0], DType::F32),
-        1,
-    );
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::Empty { .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-}
-
-// ---------------------------------------------------------------- gemv
-
-pub fn gemv_variants<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<GemvVariant>> {
-    let caps = cubeport::caps_of(client);
-    let mut v = vec![
-        None,
-        Some(GemvVariant::ThreadRow),
-        Some(GemvVariant::CubeRow(ReducePath::Shared)),
-    ];
-    if caps.plane.fixed_width().is_some() {
-        v.push(Some(GemvVariant::PlaneRow));
-        v.push(Some(GemvVariant::CubeRow(ReducePath::Plane)));
-    }
-    v
-}
-
-pub fn gemv_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, rows: usize, cols: usize) {
-    with_dtype!(dtype, E => {
-        let a: Vec<E> = seeded((rows * 7 + cols) as u64, rows * cols, -1.0, 1.0);
-        let af = to_f64(&a);
-        let da = DeviceTensor::from_slice(client, &a, &[rows, cols]).unwrap();
-        for transpose in [Transpose::No, Transpose::Yes] {
-            let (xl, yl) = if transpose == Transpose::No { (cols, rows) } else { (rows, cols) };
-            let x: Vec<E> = seeded(xl as u64 + 99, xl, -1.0, 1.0);
-            let xf = to_f64(&x);
-            let dx = DeviceTensor::from_slice(client, &x, &[xl]).unwrap();
-            let want: Vec<f64> = reference::gemv(&af, rows, cols, &xf, transpose == Transpose::Yes).into_iter().map(|v| E::from_f64(v).to_f64()).collect();
-            let abs_a: Vec<f64> = af.iter().map(|v| v.abs()).collect();
-            let abs_x: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
-            let sum_abs = reference::gemv(&abs_a, rows, cols, &abs_x, transpose == Transpose::Yes);
-            let variants = if transpose == Transpose::Yes { vec![None, Some(GemvVariant::Columns)] } else { gemv_variants(client) };
-            for variant in variants {
-                let mut dy = poisoned::<R, E>(client, &[yl]).unwrap();
-                let r = match variant {
-                    None => cubeport::gemv_into(client, da.as_ref(), dx.as_ref(), dy.as_mut(), transpose),
-                    Some(v) => cubeport::gemv_with(client, da.as_ref(), dx.as_ref(), dy.as_mut(), transpose, v),
-                };
-                r.unwrap_or_else(|e| panic!("gemv {rows}x{cols} {transpose:?} {variant:?}: {e}"));
-                let got = to_f64(&dy.to_vec(client).unwrap());
-                let c = compare_each(&got, &want, |i| Tolerance::reduction(dtype, xl, sum_abs[i]));
-                assert!(c.ok(), "gemv {dtype} {rows}x{cols} {transpose:?} {variant:?} on {}: {c}", R::name(client));
-            }
-        }
-    })
-}
-
-pub fn gemv_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
-    let a = DeviceTensor::from_slice(client, &seeded::<f32>(1, 12, -1.0, 1.0), &[3, 4]).unwrap();
-    let x = DeviceTensor::from_slice(client, &seeded::<f32>(2, 4, -1.0, 1.0), &[4]).unwrap();
-    let mut y = poisoned::<R, f32>(client, &[3]).unwrap();
-    let r = cubeport::gemv_into(
-        client,
-        a.as_ref(),
-        TensorRef::contiguous(y.handle(), &[3], DType::F32),
-        TensorMut::contiguous(y.handle(), &[3], DType::F32),
-        Transpose::No,
-    );
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::ShapeMismatch { name: "x", .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::gemv_into(client, a.as_ref(), x.as_ref(), y.as_mut(), Transpose::Yes);
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::ShapeMismatch { name: "x", .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::gemv_into(
-        client,
-        TensorRef::contiguous(a.handle(), &[12], DType::F32),
         x.as_ref(),
         y.as_mut(),
-        Transpose::No,
-    );
+        Some(1),
+        Reduction::Sum,
+        auto,
+    )
+    .unwrap();
+    assert!(matches!(
+        cubeport::reduce_variant(client, &x.as_ref(), Some(2)).unwrap(),
+        ReduceVariant::Rows(_)
+    ));
+    assert!(matches!(
+        cubeport::reduce_variant(client, &x.as_ref(), None).unwrap(),
+        ReduceVariant::All(_)
+    ));
+    let r = cubeport::reduce_variant(client, &x.as_ref(), Some(3));
     assert!(
         matches!(
             r,
             Err(Error::Shape {
-                source: ShapeError::Rank { .. },
-                ..
-            })
-        ),
-        "{r:?}"
-    );
-    let r = cubeport::gemv_with(
-        client,
-        a.as_ref(),
-        x.as_ref(),
-        y.as_mut(),
-        Transpose::No,
-        GemvVariant::Columns,
-    );
-    assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");
-    let r = cubeport::gemv_into(
-        client,
-        a.as_ref(),
-        x.as_ref(),
-        TensorMut::contiguous(y.handle(), &[3], DType::F16),
-        Transpose::No,
-    );
-    assert!(
-        matches!(
-            r,
-            Err(Error::Shape {
-                source: ShapeError::DTypeMismatch { name: "y", .. },
+                source: ShapeError::AxisOutOfRange { axis: 3, rank: 3 },
                 ..
             })
         ),

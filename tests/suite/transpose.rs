@@ -86,6 +86,26 @@ pub fn transpose_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         matches!(r, Err(Error::Unsupported { .. })),
         "not a power of two: {r:?}"
     );
+    // Validation comes before the variant is looked at: a bad output with a bad tile is a
+    // shape error.
+    let e = shape_err(cubeport::transpose_with(
+        client,
+        x.as_ref(),
+        TensorMut::contiguous(y.handle(), &[3, 4], DType::F32),
+        TransposeVariant::Tiled { tile: 24, pad: 1 },
+    ));
+    assert!(
+        matches!(e, ShapeError::ShapeMismatch { name: "output", .. }),
+        "{e:?}"
+    );
+    let e = shape_err(
+        cubeport::transpose_variant(
+            client,
+            &cubeport::TensorRef::contiguous(x.handle(), &[12], DType::F32),
+        )
+        .map(drop),
+    );
+    assert!(matches!(e, ShapeError::Rank { .. }), "{e:?}");
     assert!(
         y.to_vec(client)
             .unwrap()
@@ -130,4 +150,52 @@ pub fn transpose_integers<R: Runtime>(client: &ComputeClient<R>) {
             );
         }
     }
+}
+
+/// The owned `transpose` on seeded ragged inputs (rank 2 and batched rank 3) equals the
+/// reference exactly, for floats and for u32 bit patterns; rank 1 is refused.
+pub fn transpose_owned_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    with_dtype!(dtype, E => {
+        for shape in [&[1, 1][..], &[7, 300], &[65, 33], &[3, 17, 129]] {
+            let n: usize = shape.iter().product();
+            let rank = shape.len();
+            let (rows, cols) = (shape[rank - 2], shape[rank - 1]);
+            let x: Vec<E> = seeded(n as u64 ^ 0x7A, n, -100.0, 100.0);
+            let dx = DeviceTensor::from_slice(client, &x, shape).unwrap();
+            let dy = cubeport::transpose(client, &dx).unwrap_or_else(|e| panic!("owned {shape:?}: {e}"));
+            let mut want_shape = shape.to_vec();
+            want_shape.swap(rank - 2, rank - 1);
+            assert_eq!(dy.shape(), want_shape);
+            let want = reference::transpose(&to_f64(&x), n / (rows * cols), rows, cols);
+            let c = compare(&to_f64(&dy.to_vec(client).unwrap()), &want, Tolerance::EXACT);
+            assert!(c.ok(), "owned transpose {dtype} {shape:?} on {}: {c}", R::name(client));
+            let v = cubeport::transpose_variant(client, &dx.as_ref()).unwrap();
+            assert!(matches!(v, TransposeVariant::Tiled { .. }), "{v}");
+        }
+    });
+    let bits: Vec<u32> = (0..37 * 70u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let dx = DeviceTensor::from_slice(client, &bits, &[37, 70]).unwrap();
+    let got = cubeport::transpose(client, &dx)
+        .unwrap()
+        .to_vec(client)
+        .unwrap();
+    for r in 0..37 {
+        for c in 0..70 {
+            assert_eq!(got[c * 37 + r], bits[r * 70 + c], "u32 ({r}, {c})");
+        }
+    }
+    let flat = DeviceTensor::from_slice(client, &[1.0f32; 4], &[4]).unwrap();
+    let r = cubeport::transpose(client, &flat);
+    assert!(
+        matches!(
+            r,
+            Err(Error::Shape {
+                source: ShapeError::Rank { .. },
+                ..
+            })
+        ),
+        "{r:?}"
+    );
 }

@@ -62,8 +62,8 @@ pub struct BenchArgs {
     /// Only this backend (`cuda` or `wgpu`).
     #[arg(long)]
     backend: Option<String>,
-    /// Families to run (comma-separated): activation, reduce, transpose, histogram, matmul.
-    /// Default: all.
+    /// Families to run (comma-separated): activation, reduce, softmax, gemv, transpose,
+    /// histogram, matmul (`reduce` includes softmax and gemv). Default: all.
     #[arg(long, value_delimiter = ',')]
     family: Vec<String>,
     /// Write the report as JSON (schema: docs/bench.schema.json).
@@ -235,7 +235,8 @@ fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
 }
 
 /// How many copies of a working set of `bytes` to launch in turn so that together they pass
-/// 512 MiB (ten times the H200's L2 cache) and no launch finds its inputs cached: 1 to 8.
+/// 512 MiB (several times the largest L2 cache of current GPUs) and no launch finds its inputs
+/// cached: 1 to 8.
 fn rotation_copies(bytes: u64) -> usize {
     (512u64 << 20).div_ceil(bytes.max(1)).clamp(1, 8) as usize
 }

@@ -56,8 +56,14 @@ impl<'c, R: Runtime> Ctx<'c, R> {
     }
 
     /// `--family` filter: empty means every family.
+    /// `reduce` also selects the other row families (softmax, gemv), which share its matrix.
     pub fn wants(&self, family: &str) -> bool {
-        self.families.is_empty() || self.families.iter().any(|x| x == family)
+        let row_family = matches!(family, "softmax" | "gemv");
+        self.families.is_empty()
+            || self
+                .families
+                .iter()
+                .any(|x| x == family || (row_family && x == "reduce"))
     }
 
     /// The first launch of an op in this process (its JIT) against warm launches.
@@ -197,6 +203,16 @@ impl<'c, R: Runtime> Ctx<'c, R> {
                 Box::new(move || cases::reduce_cases(client, scale)),
             ),
             (
+                "softmax",
+                "",
+                Box::new(move || cases::softmax_cases(client, scale)),
+            ),
+            (
+                "gemv",
+                "",
+                Box::new(move || cases::gemv_cases(client, scale)),
+            ),
+            (
                 "transpose",
                 "",
                 Box::new(move || cases::transpose_cases(client, scale)),
@@ -265,8 +281,9 @@ impl<'c, R: Runtime> Ctx<'c, R> {
         let caps = &self.caps;
         let wants = |f: &str| self.wants(f);
         let mut sweeps = Vec::new();
-        // 64 Mi elements: every memory-bound sweep has reached its plateau there (256 MiB per
-        // operand, five times the H200's L2); matmul sweeps go to 8192³ regardless.
+        // 64 Mi elements: 256 MiB per operand, several times the largest L2 cache of current
+        // GPUs, so every memory-bound sweep ends on its DRAM plateau; matmul sweeps go to 8192³
+        // regardless.
         let max_elems = if quick {
             1 << 20
         } else {
@@ -284,13 +301,7 @@ impl<'c, R: Runtime> Ctx<'c, R> {
             ops.push(cases::SweepOp::Matmul(cubeport::DType::F16));
         }
         for op in ops {
-            // `--family reduce` covers the row-wise ops (softmax, GEMV) as it does for the cases.
-            let filter = if op.family() == "softmax" {
-                "reduce"
-            } else {
-                op.family()
-            };
-            if !wants(filter) {
+            if !wants(op.family()) {
                 continue;
             }
             let sizes = op.sizes(match op {

@@ -4,7 +4,6 @@ use super::*;
 ///
 /// # Errors
 /// As [`cublas_case`]; [`Error::Launch`] (op `cublas`) for any other dtype.
-
 pub fn cublas_case_of(dtype: DType, m: usize, n: usize, k: usize) -> Result<Case<'static>, Error> {
     match dtype {
         DType::F32 => cublas_case::<f32>(m, n, k),
@@ -26,7 +25,6 @@ pub fn cublas_case_of(dtype: DType, m: usize, n: usize, k: usize) -> Result<Case
 /// # Errors
 /// [`Error::Launch`] (op `cublas`) when there is no CUDA driver or cuBLAS, or the sampled
 /// check fails.
-
 pub fn cublas_case<E>(m: usize, n: usize, k: usize) -> Result<Case<'static>, Error>
 where
     E: cubeport::Element + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,

@@ -1,6 +1,7 @@
 //! Benchmark cases shared by the criterion benches and `cubeport bench`, one file per family
-//! (`memory`: copy, transpose, histogram; `activation`; `reduce`: reductions, softmax, GEMV;
-//! `matmul`; `cublas`: the vendor anchor; `sweep`: throughput versus size).
+//! (`activation`, `reduce`, `softmax`, `gemv`, `transpose`, `histogram`, `matmul`), plus
+//! `memory` (the device copy, the anchor of the memory-bound families), `cublas` (the vendor
+//! anchor) and `sweep` (throughput versus size).
 //!
 //! A [`Case`] owns its device buffers, has already checked its result against the CPU
 //! reference when it is built (a case that computes the wrong thing is never returned), and
@@ -8,26 +9,34 @@
 //! FLOP/s and ratios to an anchor measured in the same process.
 
 use cubeport::cubecl::prelude::*;
-use cubeport::ops::histogram::{Binning, HistogramVariant};
 use cubeport::reference;
 use cubeport::testing::{poisoned, seeded, seeded_uniform};
-use cubeport::{BackendKind, DType, DeviceTensor, Error, TransposeVariant};
+use cubeport::{BackendKind, DType, DeviceTensor, Error};
+use std::sync::Arc;
 
 mod activation;
 #[cfg(feature = "cublas")]
 mod cublas;
+mod gemv;
+mod histogram;
 mod matmul;
 mod memory;
 mod reduce;
+mod softmax;
 mod sweep;
+mod transpose;
 
 pub use activation::*;
 #[cfg(feature = "cublas")]
 pub use cublas::*;
+pub use gemv::*;
+pub use histogram::*;
 pub use matmul::*;
 pub use memory::*;
 pub use reduce::*;
+pub use softmax::*;
 pub use sweep::*;
+pub use transpose::*;
 
 /// A verified, ready-to-time launch.
 pub struct Case<'c> {
@@ -134,6 +143,64 @@ pub enum Scale {
     /// The sizes the benchmarks report (the targets of the issues), shrunk to what one buffer
     /// of the device may hold.
     Full,
+}
+
+/// The seeded f32 `rows × cols` matrix the row families (reduce, softmax, gemv) run over:
+/// 16384 × 4096 at `Full`, 4096 × 4096 where one buffer may not hold 256 MiB, 256 × 4096 at
+/// `Quick`; the same seed in each family, so their figures describe the same data.
+struct RowMatrix {
+    rows: usize,
+    cols: usize,
+    device: Arc<DeviceTensor<f32>>,
+    values: Vec<f64>,
+    abs: Vec<f64>,
+}
+
+impl RowMatrix {
+    fn new<R: Runtime>(client: &ComputeClient<R>, scale: Scale) -> Result<Self, Error> {
+        let caps = cubeport::caps_of(client);
+        let (rows, cols) = match scale {
+            Scale::Quick => (256, 4096),
+            Scale::Full if caps.max_alloc_bytes >= 1 << 28 => (16384, 4096),
+            Scale::Full => (4096, 4096),
+        };
+        let x: Vec<f32> = seeded(92, rows * cols, -1.0, 1.0);
+        let device = Arc::new(DeviceTensor::from_slice(client, &x, &[rows, cols])?);
+        let values = cubeport::testing::to_f64(&x);
+        let abs = values.iter().map(|v| v.abs()).collect();
+        Ok(Self {
+            rows,
+            cols,
+            device,
+            values,
+            abs,
+        })
+    }
+
+    fn len(&self) -> usize {
+        self.rows * self.cols
+    }
+
+    /// A case over this matrix (f32; `bytes` and `flops` counted in elements and operations).
+    fn case<'c>(
+        &self,
+        family: &'static str,
+        variant: String,
+        elems_moved: usize,
+        flops: usize,
+        run: Box<dyn FnMut() -> Result<(), Error> + Send + 'c>,
+    ) -> Case<'c> {
+        Case {
+            dtype: DType::F32,
+            family,
+            variant,
+            size: format!("{}x{}", self.rows, self.cols),
+            bytes: (elems_moved * 4) as u64,
+            flops: flops as u64,
+            run,
+            own_sync: None,
+        }
+    }
 }
 
 fn verify(ok: bool, what: &str) -> Result<(), Error> {

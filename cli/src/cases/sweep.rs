@@ -1,4 +1,5 @@
 use super::*;
+use cubeport::Binning;
 
 /// One op per family, run at a sweep of sizes for the throughput-versus-size report of
 /// `cubeport bench` (automatic variants, f32 unless the op says otherwise).
@@ -161,8 +162,8 @@ pub fn sweep_case<'c, R: Runtime>(
                 let want = reference::reduce(&xf, &[rows * len], None, Reduction::Sum);
                 reference::compare(&got, &want, Tolerance::reduction(DType::F32, n, abs)).ok()
             } else {
-                let want = reference::softmax(&xf, len, false);
-                reference::compare(&got, &want, Tolerance::softmax(DType::F32, len, false)).ok()
+                let want = reference::softmax(&xf, len);
+                reference::compare(&got, &want, Tolerance::softmax(DType::F32, len)).ok()
             };
             verify(ok, &format!("sweep {}", op.name()))?;
             let out = if sum { 1 } else { n };

@@ -78,24 +78,29 @@ pub(crate) fn measure<R: Runtime, E: Element>(
                 .map(|s| Tolerance::reduce(red, dtype, k, s))
                 .collect();
             bytes = (n + want.len()) * dtype.size();
-            variant = cubeport::ops::reduce::reduce_variant(client, shape, dtype, axis);
+            variant = cubeport::reduce_variant(client, &dx.as_ref(), axis)?.to_string();
             let xr = dx.as_ref();
             op = Box::new(move |out| cubeport::reduce_into(client, xr.clone(), out, axis, red));
         }
-        Kind::Softmax { log, len } => {
+        Kind::Softmax { kind, len } => {
             out_shape = shape.to_vec();
-            want = round(reference::softmax(&xf, len, log));
-            let t = Tolerance::softmax(dtype, len, log);
+            let t = match kind {
+                SoftmaxKind::Softmax => {
+                    want = round(reference::softmax(&xf, len));
+                    Tolerance::softmax(dtype, len)
+                }
+                SoftmaxKind::LogSoftmax => {
+                    want = round(reference::log_softmax(&xf, len));
+                    Tolerance::log_softmax(dtype, len)
+                }
+            };
             tol = vec![t; n];
             bytes = 2 * n * dtype.size();
-            variant = cubeport::ops::softmax::softmax_variant(client, len, dtype).to_string();
+            variant = cubeport::softmax_variant(client, &dx.as_ref(), 1)?.to_string();
             let xr = dx.as_ref();
-            op = Box::new(move |out| {
-                if log {
-                    cubeport::log_softmax_into(client, xr.clone(), out, 1)
-                } else {
-                    cubeport::softmax_into(client, xr.clone(), out, 1)
-                }
+            op = Box::new(move |out| match kind {
+                SoftmaxKind::Softmax => cubeport::softmax_into(client, xr.clone(), out, 1),
+                SoftmaxKind::LogSoftmax => cubeport::log_softmax_into(client, xr.clone(), out, 1),
             });
         }
         Kind::Gemv { transpose, cols } => {
@@ -109,21 +114,15 @@ pub(crate) fn measure<R: Runtime, E: Element>(
             let vf = to_f64(&v);
             xv_dev = DeviceTensor::from_slice(client, &v, &[xl])?;
             out_shape = vec![yl];
-            want = round(reference::gemv(
-                &xf,
-                rows,
-                cols,
-                &vf,
-                transpose == Transpose::Yes,
-            ));
+            want = round(reference::gemv(&xf, rows, cols, &vf, transpose));
             let abs_a: Vec<f64> = xf.iter().map(|v| v.abs()).collect();
             let abs_x: Vec<f64> = vf.iter().map(|v| v.abs()).collect();
-            tol = reference::gemv(&abs_a, rows, cols, &abs_x, transpose == Transpose::Yes)
+            tol = reference::gemv(&abs_a, rows, cols, &abs_x, transpose)
                 .into_iter()
                 .map(|s| Tolerance::reduction(dtype, xl, s))
                 .collect();
             bytes = (n + xl + yl) * dtype.size();
-            variant = GemvVariant::select(&caps_of(client), cols, transpose).to_string();
+            variant = cubeport::gemv_variant(client, &dx.as_ref(), transpose)?.to_string();
             let (ar, vr) = (dx.as_ref(), xv_dev.as_ref());
             op = Box::new(move |out| {
                 cubeport::gemv_into(client, ar.clone(), vr.clone(), out, transpose)
@@ -138,8 +137,7 @@ pub(crate) fn measure<R: Runtime, E: Element>(
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
             tol = vec![Tolerance::EXACT; n];
             bytes = 2 * n * dtype.size();
-            variant =
-                cubeport::ops::transpose::transpose_variant(&caps_of(client), dtype).to_string();
+            variant = cubeport::transpose_variant(client, &dx.as_ref())?.to_string();
             let xr = dx.as_ref();
             op = Box::new(move |out| cubeport::transpose_into(client, xr.clone(), out));
         }
@@ -259,7 +257,7 @@ pub(crate) fn measure_histogram<R: Runtime, E: Element>(
     };
     let bytes = std::mem::size_of_val(x);
     Ok(Measured {
-        variant: cubeport::HistogramVariant::select(&caps_of(client), bins).to_string(),
+        variant: cubeport::histogram_variant(client, &dx.as_ref(), bins, binning)?.to_string(),
         cmp,
         output: got,
         tol,

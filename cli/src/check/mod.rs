@@ -9,7 +9,7 @@ use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Tolerance};
 use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
 use cubeport::{
-    Activation, DType, DeviceTensor, Element, Error, GeluApprox, GemvVariant, Reduction, TensorMut,
+    Activation, DType, DeviceTensor, Element, Error, GeluApprox, Reduction, SoftmaxKind, TensorMut,
     Transpose, caps_of,
 };
 use std::io::{IsTerminal, Write};
@@ -42,8 +42,8 @@ pub(crate) enum Kind {
         axis: Option<usize>,
         inner: usize,
     },
-    /// Softmax over rows of `len`.
-    Softmax { log: bool, len: usize },
+    /// Softmax or log-softmax over rows of `len`.
+    Softmax { kind: SoftmaxKind, len: usize },
     /// GEMV with `cols` columns.
     Gemv { transpose: Transpose, cols: usize },
     /// Transpose of `[elems / cols, cols]`.
@@ -69,8 +69,7 @@ impl Case {
             Kind::Reduce {
                 op, axis: Some(a), ..
             } => format!("{}_axis{a}", op.name()),
-            Kind::Softmax { log: false, .. } => "softmax".into(),
-            Kind::Softmax { log: true, .. } => "log_softmax".into(),
+            Kind::Softmax { kind, .. } => kind.name().into(),
             Kind::Gemv {
                 transpose: Transpose::No,
                 ..
@@ -149,15 +148,15 @@ pub(crate) fn cases(kinds: &[BackendKind]) -> Vec<Case> {
                 inner: 1000,
             },
             Kind::Softmax {
-                log: false,
+                kind: SoftmaxKind::Softmax,
                 len: 4096,
             },
             Kind::Softmax {
-                log: false,
+                kind: SoftmaxKind::Softmax,
                 len: 1000,
             },
             Kind::Softmax {
-                log: true,
+                kind: SoftmaxKind::LogSoftmax,
                 len: 4096,
             },
         ];

@@ -1,6 +1,7 @@
 //! Launchers: the only `unsafe` of the family. They accept only a validated spec and a variant.
 
 use super::spec::{ActivationSpec, ActivationVariant, BiasMode, RowPitch};
+use crate::dtype::float_dispatch;
 use crate::ops::not_float;
 use crate::{DType, Element, Error};
 use cubecl::prelude::*;
@@ -65,13 +66,10 @@ pub(crate) fn bias_activation<R: Runtime>(
     variant: &ActivationVariant,
     act: Act,
 ) -> Result<(), Error> {
-    match spec.dtype {
-        DType::F32 => typed::<R, f32>(client, input, bias, output, spec, variant, act),
-        DType::F16 => typed::<R, half::f16>(client, input, bias, output, spec, variant, act),
-        DType::BF16 => typed::<R, half::bf16>(client, input, bias, output, spec, variant, act),
-        other => return Err(not_float(client, "activation", other)),
-    }
-    Ok(())
+    float_dispatch!(spec.dtype, E => {
+        typed::<R, E>(client, input, bias, output, spec, variant, act);
+        Ok(())
+    }, other => Err(not_float(client, "activation", other)))
 }
 
 fn typed<R: Runtime, E: Element>(
@@ -212,11 +210,8 @@ pub(crate) fn copy<R: Runtime>(
             }
         }
     }
-    match spec.dtype {
-        DType::F32 => typed::<R, f32>(client, input, output, spec, variant),
-        DType::F16 => typed::<R, half::f16>(client, input, output, spec, variant),
-        DType::BF16 => typed::<R, half::bf16>(client, input, output, spec, variant),
-        other => return Err(not_float(client, "copy", other)),
-    }
-    Ok(())
+    float_dispatch!(spec.dtype, E => {
+        typed::<R, E>(client, input, output, spec, variant);
+        Ok(())
+    }, other => Err(not_float(client, "copy", other)))
 }

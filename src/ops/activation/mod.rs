@@ -30,6 +30,7 @@ use spec::ActivationSpec;
 
 /// GELU flavour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum GeluApprox {
     /// `0.5·v·(1 + tanh(√(2/π)·(v + 0.044715·v³)))` (PyTorch `approximate="tanh"`).
     Tanh,
@@ -39,6 +40,7 @@ pub enum GeluApprox {
 
 /// The pointwise function applied after the bias add.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
 pub enum Activation {
     /// `v`.
     Identity,
@@ -115,8 +117,9 @@ pub fn bias_activation_into<R: Runtime>(
 /// [`bias_activation_into`] with a forced variant (for benchmarks and tests of each path).
 ///
 /// # Errors
-/// As [`bias_activation_into`]; a variant whose vector width does not divide a broadcast bias
-/// row is an [`Error::Shape`] ([`crate::ShapeError::BiasShape`]).
+/// As [`bias_activation_into`]; [`Error::Unsupported`] for a variant this input or device cannot
+/// run (a vector width that does not divide a broadcast bias row or the row pitches, or wider
+/// than the device takes); it is never replaced by another.
 pub fn bias_activation_with<R: Runtime>(
     client: &ComputeClient<R>,
     input: TensorRef<'_>,
@@ -141,23 +144,9 @@ fn bias_activation_impl<R: Runtime>(
         .map_err(Error::shape(op))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
-    let variant = match forced {
-        Some(v) => {
-            let v = v.checked(&spec).map_err(Error::shape(op))?;
-            if v.vector > caps.max_vector_size {
-                return Err(Error::Unsupported {
-                    op,
-                    backend: caps.backend,
-                    reason: format!(
-                        "vector width {} exceeds the device's {}",
-                        v.vector, caps.max_vector_size
-                    ),
-                });
-            }
-            v
-        }
-        None => ActivationVariant::select(&caps, &spec),
-    };
+    let variant = forced
+        .unwrap_or_else(|| ActivationVariant::select(&caps, &spec))
+        .plan(&caps, &spec, op)?;
     let key = LaunchKey::new(op)
         .layout(&input.layout)
         .layout(&bias.layout)

@@ -1,7 +1,7 @@
 //! Pure validation of activation arguments: no device, so every error path is unit-tested.
 
-use crate::ops::gcd;
-use crate::{Caps, DType, Layout, ShapeError};
+use crate::ops::{gcd, unsupported};
+use crate::{Caps, DType, Error, Layout, ShapeError};
 
 /// How the bias lines up with the input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,23 +190,42 @@ impl ActivationVariant {
         crate::ops::split_body_tail(len, self.vector, dtype)
     }
 
-    /// Checks a forced variant against the problem.
-    pub(crate) fn checked(self, spec: &ActivationSpec) -> Result<Self, ShapeError> {
-        let fits = self.vector.is_power_of_two()
-            && self.vector * spec.dtype.size() <= 16
-            && match (spec.pitch, spec.bias) {
-                (Some(p), _) => p.granule() % self.vector == 0,
-                (None, BiasMode::Full) => true,
-                (None, BiasMode::Rows { row_len }) => row_len % self.vector == 0,
-            }
-            && self.cube_dim >= 1
-            && self.max_cubes >= 1;
-        if fits {
-            Ok(self)
+    /// The variant itself once checked against the problem and the device (an elementwise
+    /// launch needs nothing more): [`Error::Unsupported`] for
+    /// a width that is not a power of two, wider than 16 bytes or than the device takes, or that
+    /// does not divide a broadcast bias row (or the row pitches), and for an empty cube or grid.
+    /// A cube wider than the device allows is left to the runtime, which rejects the launch
+    /// ([`Error::Launch`]); the suite relies on that to provoke a launch failure.
+    pub(crate) fn plan(
+        self,
+        caps: &Caps,
+        spec: &ActivationSpec,
+        op: &'static str,
+    ) -> Result<Self, Error> {
+        let reason = if !self.vector.is_power_of_two() || self.vector * spec.dtype.size() > 16 {
+            format!("{self} is not a power of two of at most 16 bytes")
+        } else if self.vector > caps.max_vector_size {
+            format!(
+                "vector width {} exceeds the device's {}",
+                self.vector, caps.max_vector_size
+            )
+        } else if !self.divides(spec) {
+            format!("{self} does not divide the bias row or the row pitches")
+        } else if self.cube_dim == 0 || self.max_cubes == 0 {
+            format!("{self} has an empty cube or grid")
         } else {
-            Err(ShapeError::VariantMismatch {
-                variant: self.to_string(),
-            })
+            return Ok(self);
+        };
+        Err(unsupported(caps, op, reason))
+    }
+
+    /// Whether the vector width divides what every vector must not straddle (pure, so
+    /// unit-tested).
+    pub(crate) fn divides(&self, spec: &ActivationSpec) -> bool {
+        match (spec.pitch, spec.bias) {
+            (Some(p), _) => p.granule().is_multiple_of(self.vector),
+            (None, BiasMode::Full) => true,
+            (None, BiasMode::Rows { row_len }) => row_len.is_multiple_of(self.vector),
         }
     }
 
@@ -313,6 +332,21 @@ mod tests {
             ActivationSpec::new(&x, &x, &x).unwrap_err(),
             ShapeError::TooLarge { .. }
         ));
+    }
+
+    #[test]
+    fn forced_width_must_divide_the_bias_row() {
+        let x = dense(&[4, 6], DType::F32);
+        let row = ActivationSpec::new(&x, &dense(&[6], DType::F32), &x).unwrap();
+        let full = ActivationSpec::new(&x, &x, &x).unwrap();
+        let v = |vector| ActivationVariant {
+            vector,
+            cube_dim: 256,
+            max_cubes: 1,
+        };
+        assert!(v(2).divides(&row));
+        assert!(!v(4).divides(&row));
+        assert!(v(4).divides(&full));
     }
 
     #[test]

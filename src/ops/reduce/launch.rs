@@ -1,8 +1,10 @@
-//! Reduction launchers (the only `unsafe` of the family).
+//! Reduction launchers (the only `unsafe` of the family). They run a [`ReducePlan`], which only
+//! [`super::spec::ReduceVariant::plan`] builds, so every configuration here was checked.
 
-use super::spec::{ReduceShape, ReduceSpec};
+use super::spec::ReducePlan;
+use crate::dtype::float_dispatch;
 use crate::ops::group::spread_cubes;
-use crate::ops::{RowGroup, width_dividing};
+use crate::ops::width_dividing;
 use crate::reference::Reduction;
 use crate::{Caps, DType, Element, Error};
 use cubecl::prelude::*;
@@ -17,59 +19,42 @@ pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
         .min(caps.max_cube_count[0] as usize)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The tensors and element type of one reduction.
+pub(crate) struct Operands<'a> {
+    pub input: &'a Handle,
+    pub output: &'a Handle,
+    pub dtype: DType,
+}
+
+/// Launches `op` as `plan` says.
 pub(crate) fn reduce<R: Runtime>(
     client: &ComputeClient<R>,
     caps: &Caps,
-    input: &Handle,
-    output: &Handle,
-    spec: &ReduceSpec,
-    group: RowGroup,
+    io: &Operands<'_>,
+    plan: ReducePlan,
     op: Reduction,
-    name: &'static str,
 ) -> Result<(), Error> {
-    match spec.dtype {
-        DType::F32 => by_op::<R, f32>(client, caps, input, output, spec, group, op, name),
-        DType::F16 => by_op::<R, half::f16>(client, caps, input, output, spec, group, op, name),
-        DType::BF16 => by_op::<R, half::bf16>(client, caps, input, output, spec, group, op, name),
-        other => Err(crate::ops::unsupported_dtype(caps, name, other)),
-    }
+    float_dispatch!(io.dtype, E => {
+        match op {
+            Reduction::Sum => typed::<R, E, Sum>(client, caps, io, plan, op),
+            Reduction::Mean => typed::<R, E, Mean>(client, caps, io, plan, op),
+            Reduction::Max => typed::<R, E, Max>(client, caps, io, plan, op),
+            Reduction::Min => typed::<R, E, Min>(client, caps, io, plan, op),
+        }
+        Ok(())
+    }, other => Err(crate::ops::unsupported_dtype(caps, op.name(), other)))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn by_op<R: Runtime, E: Element>(
-    client: &ComputeClient<R>,
-    caps: &Caps,
-    input: &Handle,
-    output: &Handle,
-    spec: &ReduceSpec,
-    group: RowGroup,
-    op: Reduction,
-    name: &'static str,
-) -> Result<(), Error> {
-    match op {
-        Reduction::Sum => typed::<R, E, Sum>(client, caps, input, output, spec, group, op, name),
-        Reduction::Mean => typed::<R, E, Mean>(client, caps, input, output, spec, group, op, name),
-        Reduction::Max => typed::<R, E, Max>(client, caps, input, output, spec, group, op, name),
-        Reduction::Min => typed::<R, E, Min>(client, caps, input, output, spec, group, op, name),
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
 fn typed<R: Runtime, E: Element, O: ReduceOp>(
     client: &ComputeClient<R>,
     caps: &Caps,
-    input: &Handle,
-    output: &Handle,
-    spec: &ReduceSpec,
-    group: RowGroup,
+    io: &Operands<'_>,
+    plan: ReducePlan,
     op: Reduction,
-    name: &'static str,
-) -> Result<(), Error> {
-    let inf = f32::INFINITY;
-    match spec.shape {
-        ReduceShape::Rows { rows, row_len } => {
-            let cfg = group.config(caps, name)?;
+) {
+    let (input, output, dtype) = (io.input, io.output, io.dtype);
+    match plan {
+        ReducePlan::Rows { rows, row_len, cfg } => {
             rows_launch::<R, E, E, O>(
                 client,
                 caps,
@@ -79,11 +64,11 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
                 row_len,
                 1.0 / row_len as f32,
                 cfg,
-                spec.dtype,
+                dtype,
             );
         }
-        ReduceShape::Strided { outer, len, inner } => {
-            let n = width_dividing(caps, spec.dtype, inner);
+        ReducePlan::Strided { outer, len, inner } => {
+            let n = width_dividing(caps, dtype, inner);
             let outputs = outer * inner / n;
             // Split the reduced axis when the outputs alone cannot fill the device.
             let target = 256 * caps.num_sms.map_or(256, |s| s as usize * 4);
@@ -139,18 +124,13 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
                 );
             }
         }
-        ReduceShape::All { len } => {
-            let stage = RowGroup {
-                path: group.path,
-                group: crate::ops::group::CUBE_UNITS,
-            };
-            let cfg = stage.config(caps, name)?;
+        ReducePlan::All { len, cfg } => {
             let n = caps
-                .vector_sizes(spec.dtype.size())
+                .vector_sizes(dtype.size())
                 .first()
                 .copied()
                 .unwrap_or(1);
-            let (body, tail) = crate::ops::split_body_tail(len, n, spec.dtype);
+            let (body, tail) = crate::ops::split_body_tail(len, n, dtype);
             let (n, body, tail) = if body == 0 {
                 (1, len, 0)
             } else {
@@ -159,15 +139,14 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
             let cubes = partial_cubes(caps, body / n);
             let partials = client.empty(cubes * 4);
             let tail_handle = if tail > 0 {
-                input
-                    .clone()
-                    .offset_start((body * spec.dtype.size()) as u64)
+                input.clone().offset_start((body * dtype.size()) as u64)
             } else {
                 input.clone()
             };
             // SAFETY: the input holds `len = body + tail` dense elements; the tail view starts at
             // `body` (a multiple of 256 bytes, the strictest binding alignment) and holds `tail`
-            // elements, fewer than the cube's 256 units; `partials` holds `cubes` f32.
+            // elements, fewer than the cube's 256 units; `partials` holds `cubes` f32; `cfg` is a
+            // full cube checked by `RowGroup::config`.
             unsafe {
                 k::reduce_partials_kernel::launch_unchecked::<E, O, R>(
                     client,
@@ -178,7 +157,7 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
                     ArrayArg::from_raw_parts(tail_handle, tail.max(1).min(len)),
                     ArrayArg::from_raw_parts(partials.clone(), cubes),
                     tail,
-                    inf,
+                    f32::INFINITY,
                     cfg,
                 )
             }
@@ -195,7 +174,6 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
             );
         }
     }
-    Ok(())
 }
 
 /// `output[r] = O(input[r, ..])` over contiguous rows, `I` in, `G` out.

@@ -2,22 +2,25 @@
 //!
 //! | shape | kernel | variants | backends |
 //! |---|---|---|---|
-//! | last axis (rows) | `reduce_rows_kernel` | `plane<w>` (one plane per row, `w` = the device's fixed plane width), `plane256`/`shared256` (a cube per row, rows ≥ 1024 vectors), `shared32` (no advertised plane ops) | all |
-//! | other axis | `reduce_strided_kernel` | one unit per output, vectorized along the inner axis | all |
-//! | everything | `reduce_partials_kernel` → `reduce_rows_kernel` | grid-stride partials (8 cubes per SM) then one cube; plane or shared | all |
+//! | last axis (rows) | `reduce_rows_kernel` | [`ReduceVariant::Rows`]: `rows/plane<w>` (one plane per row, `w` = the device's fixed plane width), `rows/plane256` / `rows/shared256` (a cube per row, rows ≥ 1024 vectors), `rows/shared32` (no advertised plane ops) | all; plane groups need a fixed plane width |
+//! | other axis | `reduce_strided_kernel` | [`ReduceVariant::Strided`] (`strided`): one unit per output, vectorized along the inner axis | all |
+//! | everything | `reduce_partials_kernel` → `reduce_rows_kernel` | [`ReduceVariant::All`] (`all/plane`, `all/shared`): grid-stride partials (8 cubes per SM) then one cube | all; `all/plane` needs a fixed plane width |
 //!
 //! Accumulation is f32 for every storage type. The plane path is chosen when the device
-//! advertises plane ops with a fixed width; every path can be forced with [`reduce_with`].
+//! advertises plane ops with a fixed width; every path can be forced with [`reduce_with`]
+//! ([`ReduceVariant`]), on the kind of problem it serves.
 
 mod launch;
 mod spec;
 
+pub use spec::ReduceVariant;
+
 use crate::guard::LaunchKey;
-use crate::ops::{RowGroup, expect_dtype_supported, width_dividing};
+use crate::ops::expect_dtype_supported;
 use crate::reference::Reduction;
-use crate::{DeviceTensor, Element, Error, TensorMut, TensorRef, caps_of};
+use crate::{DeviceTensor, Element, Error, Layout, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
-use spec::{ReduceShape, ReduceSpec};
+use spec::ReduceSpec;
 
 /// `output = op(input)` over `axis` (`None`: every element, output of one element).
 ///
@@ -49,42 +52,40 @@ pub fn reduce_into<R: Runtime>(
     reduce_impl(client, input, output, axis, op, None)
 }
 
-/// [`reduce_into`] with a forced row-group variant (ignored for a strided axis).
+/// [`reduce_into`] with a forced variant, which must serve this kind of problem:
+/// [`ReduceVariant::Rows`] for the innermost axis, [`ReduceVariant::All`] for `axis == None`,
+/// [`ReduceVariant::Strided`] for any other axis.
 ///
 /// # Errors
-/// As [`reduce_into`]; [`Error::Unsupported`] when the device cannot run the variant.
+/// As [`reduce_into`]; [`Error::Unsupported`] when the variant serves another kind of problem
+/// or the device cannot run its row group (it is never replaced by another variant).
 pub fn reduce_with<R: Runtime>(
     client: &ComputeClient<R>,
     input: TensorRef<'_>,
     output: TensorMut<'_>,
     axis: Option<usize>,
     op: Reduction,
-    variant: RowGroup,
+    variant: ReduceVariant,
 ) -> Result<(), Error> {
     reduce_impl(client, input, output, axis, op, Some(variant))
 }
 
-/// The variant [`reduce_into`] picks for a tensor of `shape` reduced over `axis`.
+/// The variant [`reduce_into`] runs for `input` reduced over `axis` (for reports).
+///
+/// # Errors
+/// As [`reduce_into`]'s validation of `input` and `axis`.
 pub fn reduce_variant<R: Runtime>(
     client: &ComputeClient<R>,
-    shape: &[usize],
-    dtype: crate::DType,
+    input: &TensorRef<'_>,
     axis: Option<usize>,
-) -> String {
+) -> Result<ReduceVariant, Error> {
+    let name = "reduce";
+    let out_shape = reduced_shape(&input.layout.shape, axis).map_err(Error::shape(name))?;
+    let output = Layout::dense_unbounded(&out_shape, input.layout.dtype);
+    let spec = ReduceSpec::new(&input.layout, &output, axis).map_err(Error::shape(name))?;
     let caps = caps_of(client);
-    let row_len = axis.map_or(shape.iter().product(), |a| {
-        shape.get(a).copied().unwrap_or(1)
-    });
-    let inner: usize = axis.map_or(1, |a| shape.get(a + 1..).map_or(1, |s| s.iter().product()));
-    if inner > 1 {
-        return "strided".to_string();
-    }
-    let group = RowGroup::select(&caps, row_len / width_dividing(&caps, dtype, row_len));
-    if axis.is_none() {
-        format!("all/{:?}", group.path).to_lowercase()
-    } else {
-        format!("rows/{group}")
-    }
+    expect_dtype_supported(&caps, name, spec.dtype)?;
+    Ok(ReduceVariant::select(&caps, &spec))
 }
 
 fn reduce_impl<R: Runtime>(
@@ -93,36 +94,42 @@ fn reduce_impl<R: Runtime>(
     output: TensorMut<'_>,
     axis: Option<usize>,
     op: Reduction,
-    forced: Option<RowGroup>,
+    forced: Option<ReduceVariant>,
 ) -> Result<(), Error> {
     let name = op.name();
     let spec = ReduceSpec::new(&input.layout, &output.layout, axis).map_err(Error::shape(name))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, name, spec.dtype)?;
-    let group = forced.unwrap_or_else(|| {
-        let row_len = match spec.shape {
-            ReduceShape::Rows { row_len, .. } => row_len,
-            ReduceShape::All { len } => len,
-            ReduceShape::Strided { len, .. } => len,
-        };
-        RowGroup::select(&caps, row_len / width_dividing(&caps, spec.dtype, row_len))
-    });
+    let variant = forced.unwrap_or_else(|| ReduceVariant::select(&caps, &spec));
+    let plan = variant.plan(&caps, &spec, name)?;
     let key = LaunchKey::new(name)
         .layout(&input.layout)
         .layout(&output.layout)
-        .with((axis, group));
+        .with((axis, variant));
+    let io = launch::Operands {
+        input: input.handle,
+        output: output.handle,
+        dtype: spec.dtype,
+    };
     crate::guard::launch_op(client, name, key, || {
-        launch::reduce(
-            client,
-            &caps,
-            input.handle,
-            output.handle,
-            &spec,
-            group,
-            op,
-            name,
-        )
+        launch::reduce(client, &caps, &io, plan, op)
     })
+}
+
+/// The output shape of a reduction of `shape` over `axis`: the axis removed, `[1]` for `None`.
+fn reduced_shape(shape: &[usize], axis: Option<usize>) -> Result<Vec<usize>, crate::ShapeError> {
+    match axis {
+        None => Ok(vec![1]),
+        Some(a) if a < shape.len() => {
+            let mut s = shape.to_vec();
+            s.remove(a);
+            Ok(s)
+        }
+        Some(axis) => Err(crate::ShapeError::AxisOutOfRange {
+            axis,
+            rank: shape.len(),
+        }),
+    }
 }
 
 /// `op(input)` over `axis` into a new tensor (the axis removed; `[1]` for `None`).
@@ -135,23 +142,7 @@ pub fn reduce<R: Runtime, E: Element>(
     axis: Option<usize>,
     op: Reduction,
 ) -> Result<DeviceTensor<E>, Error> {
-    let shape = match axis {
-        None => vec![1],
-        Some(a) if a < input.shape().len() => {
-            let mut s = input.shape().to_vec();
-            s.remove(a);
-            s
-        }
-        Some(a) => {
-            return Err(Error::Shape {
-                op: op.name(),
-                source: crate::ShapeError::AxisOutOfRange {
-                    axis: a,
-                    rank: input.shape().len(),
-                },
-            });
-        }
-    };
+    let shape = reduced_shape(input.shape(), axis).map_err(Error::shape(op.name()))?;
     let mut out = DeviceTensor::<E>::empty(client, &shape)?;
     reduce_into(client, input.as_ref(), out.as_mut(), axis, op)?;
     Ok(out)

@@ -3,59 +3,24 @@
 //! | variant | mapping | backends |
 //! |---|---|---|
 //! | `plane<w>` | one plane per row (rows < 1024 vectors), shuffles | devices with a fixed plane width (advertised for automatic choice) |
-//! | `plane256` / `shared256` | one cube per long row | all |
+//! | `plane256` / `shared256` | one cube per long row | all (`plane256`: fixed plane width) |
 //! | `shared32` | 32 units per row, shared-memory tree | all |
 //!
-//! One online pass computes each unit's (max, Σexp); the group combines them; a second pass
-//! writes the result. Rows of at most 16 vectors per unit stay in registers between the passes
-//! (one read, one write); longer rows are read twice (the second read mostly hits L2).
+//! Every variant is a [`SoftmaxVariant::Rows`] row group. One online pass computes each unit's
+//! (max, Σexp); the group combines them; a second pass writes the result. Rows of at most 16
+//! vectors per unit stay in registers between the passes (one read, one write); longer rows are
+//! read twice (the second read mostly hits L2).
+
+mod launch;
+mod spec;
+
+pub use spec::{SoftmaxKind, SoftmaxVariant};
 
 use crate::guard::LaunchKey;
-use crate::ops::group::spread_cubes;
-use crate::ops::{RowGroup, expect_dtype_supported};
-use crate::ops::{gcd, width_dividing};
-use crate::{
-    DType, DeviceTensor, Element, Error, Layout, ShapeError, TensorMut, TensorRef, caps_of,
-};
+use crate::ops::expect_dtype_supported;
+use crate::{DeviceTensor, Element, Error, Layout, TensorMut, TensorRef, caps_of};
 use cubecl::prelude::*;
-use cubeport_kernels::softmax::{SoftmaxConfig, softmax_rows_kernel};
-
-/// Most vectors a unit keeps in registers between the two passes (more would spill).
-const MAX_CACHED: usize = 16;
-
-/// A validated softmax problem.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SoftmaxSpec {
-    pub rows: usize,
-    pub row_len: usize,
-    /// Row pitches (elements) of input and output: `row_len` when dense; larger for padded rows.
-    pub in_pitch: usize,
-    pub out_pitch: usize,
-    pub dtype: DType,
-}
-
-impl SoftmaxSpec {
-    pub(crate) fn new(input: &Layout, output: &Layout, axis: usize) -> Result<Self, ShapeError> {
-        let rank = input.shape.len();
-        if axis >= rank {
-            return Err(ShapeError::AxisOutOfRange { axis, rank });
-        }
-        if axis + 1 != rank {
-            return Err(ShapeError::AxisNotInnermost { axis, rank });
-        }
-        input.expect_nonempty("input")?;
-        let (rows, row_len, in_pitch) = input.expect_rows("input")?;
-        let (_, _, out_pitch) = output.expect_rows("output")?;
-        output.expect_matches("output", input)?;
-        Ok(Self {
-            rows,
-            row_len,
-            in_pitch,
-            out_pitch,
-            dtype: input.dtype,
-        })
-    }
-}
+use spec::SoftmaxSpec;
 
 /// `output = softmax(input)` along `axis` (must be the last): `y = exp(x − max) / Σ exp(x − max)`
 /// per row, computed in f32.
@@ -84,10 +49,12 @@ pub fn softmax_into<R: Runtime>(
     output: TensorMut<'_>,
     axis: usize,
 ) -> Result<(), Error> {
-    softmax_impl(client, input, output, axis, false, None)
+    softmax_impl(client, input, output, axis, SoftmaxKind::Softmax, None)
 }
 
-/// `output = log_softmax(input) = x − max − ln Σ exp(x − max)` along the last axis.
+/// `output = log_softmax(input) = x − max − ln Σ exp(x − max)` along `axis` (must be the last),
+/// computed in f32. Shapes and edge semantics as [`softmax_into`]
+/// ([`crate::reference::log_softmax`]: `-inf` entries of a finite row stay `-inf`).
 ///
 /// # Errors
 /// As [`softmax_into`].
@@ -97,32 +64,42 @@ pub fn log_softmax_into<R: Runtime>(
     output: TensorMut<'_>,
     axis: usize,
 ) -> Result<(), Error> {
-    softmax_impl(client, input, output, axis, true, None)
+    softmax_impl(client, input, output, axis, SoftmaxKind::LogSoftmax, None)
 }
 
-/// [`softmax_into`] / [`log_softmax_into`] (`log`) with a forced row-group variant.
+/// [`softmax_into`] or [`log_softmax_into`] (`kind`) with a forced variant.
 ///
 /// # Errors
-/// As [`softmax_into`]; [`Error::Unsupported`] when the device cannot run the variant.
+/// As [`softmax_into`]; [`Error::Unsupported`] when the device cannot run the variant (it is
+/// never replaced by another).
 pub fn softmax_with<R: Runtime>(
     client: &ComputeClient<R>,
     input: TensorRef<'_>,
     output: TensorMut<'_>,
     axis: usize,
-    log: bool,
-    variant: RowGroup,
+    kind: SoftmaxKind,
+    variant: SoftmaxVariant,
 ) -> Result<(), Error> {
-    softmax_impl(client, input, output, axis, log, Some(variant))
+    softmax_impl(client, input, output, axis, kind, Some(variant))
 }
 
-/// The variant [`softmax_into`] picks for rows of `row_len`.
+/// The variant [`softmax_into`] and [`log_softmax_into`] run for `input` along `axis` (for
+/// reports).
+///
+/// # Errors
+/// As [`softmax_into`]'s validation of `input` and `axis`.
 pub fn softmax_variant<R: Runtime>(
     client: &ComputeClient<R>,
-    row_len: usize,
-    dtype: DType,
-) -> RowGroup {
+    input: &TensorRef<'_>,
+    axis: usize,
+) -> Result<SoftmaxVariant, Error> {
+    const OP: &str = "softmax";
+    let output = Layout::dense_unbounded(&input.layout.shape, input.layout.dtype);
+    let spec = SoftmaxSpec::new(&input.layout, &output, axis, SoftmaxKind::Softmax)
+        .map_err(Error::shape(OP))?;
     let caps = caps_of(client);
-    RowGroup::select(&caps, row_len / width_dividing(&caps, dtype, row_len))
+    expect_dtype_supported(&caps, OP, spec.dtype)?;
+    Ok(SoftmaxVariant::select(&caps, &spec))
 }
 
 /// Softmax along the last axis into a new tensor.
@@ -133,13 +110,29 @@ pub fn softmax<R: Runtime, E: Element>(
     client: &ComputeClient<R>,
     input: &DeviceTensor<E>,
 ) -> Result<DeviceTensor<E>, Error> {
+    owned(client, input, SoftmaxKind::Softmax)
+}
+
+/// Log-softmax along the last axis into a new tensor.
+///
+/// # Errors
+/// As [`log_softmax_into`].
+pub fn log_softmax<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<E>,
+) -> Result<DeviceTensor<E>, Error> {
+    owned(client, input, SoftmaxKind::LogSoftmax)
+}
+
+fn owned<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    input: &DeviceTensor<E>,
+    kind: SoftmaxKind,
+) -> Result<DeviceTensor<E>, Error> {
     let mut out = DeviceTensor::<E>::empty(client, input.shape())?;
-    softmax_into(
-        client,
-        input.as_ref(),
-        out.as_mut(),
-        input.shape().len().saturating_sub(1),
-    )?;
+    // A rank-0 input gets axis 0, which validation rejects as out of range.
+    let axis = input.shape().len().saturating_sub(1);
+    softmax_impl(client, input.as_ref(), out.as_mut(), axis, kind, None)?;
     Ok(out)
 }
 
@@ -148,106 +141,21 @@ fn softmax_impl<R: Runtime>(
     input: TensorRef<'_>,
     output: TensorMut<'_>,
     axis: usize,
-    log: bool,
-    forced: Option<RowGroup>,
+    kind: SoftmaxKind,
+    forced: Option<SoftmaxVariant>,
 ) -> Result<(), Error> {
-    let op = if log { "log_softmax" } else { "softmax" };
-    let spec = SoftmaxSpec::new(&input.layout, &output.layout, axis).map_err(Error::shape(op))?;
+    let op = kind.name();
+    let spec =
+        SoftmaxSpec::new(&input.layout, &output.layout, axis, kind).map_err(Error::shape(op))?;
     let caps = caps_of(client);
     expect_dtype_supported(&caps, op, spec.dtype)?;
-    let n = width_dividing(
-        &caps,
-        spec.dtype,
-        gcd(gcd(spec.row_len, spec.in_pitch), spec.out_pitch),
-    );
-    let group = forced.unwrap_or_else(|| RowGroup::select(&caps, spec.row_len / n));
-    let cfg = group.config(&caps, op)?;
-    let cubes = spec.rows.div_ceil(cfg.groups_per_cube as usize);
-    // Rows that fit in the group's registers are read once; longer rows are read twice (the
-    // second read mostly from L2).
-    let per_unit = (spec.row_len / n).div_ceil(cfg.group as usize);
-    let cached = if per_unit <= MAX_CACHED { per_unit } else { 0 };
-    let kcfg = SoftmaxConfig {
-        group: cfg,
-        log,
-        cached,
-    };
-    let span = |pitch: usize| (spec.rows - 1) * pitch + spec.row_len;
-    macro_rules! go {
-        ($E:ty) => {
-            // SAFETY: `SoftmaxSpec::new` proved both tensors stacks of `rows` dense rows of
-            // `row_len` at their pitches, inside their buffers (`span` elements); `n` divides
-            // `row_len` and both pitches; `cfg` was checked by `RowGroup::config`; a non-zero `cached`
-            // covers `row_len / n` vectors with `cfg.group` units.
-            unsafe {
-                softmax_rows_kernel::launch_unchecked::<$E, R>(
-                    client,
-                    spread_cubes(&caps, cubes),
-                    CubeDim::new_2d(cfg.group, cfg.groups_per_cube),
-                    n,
-                    ArrayArg::from_raw_parts(input.handle.clone(), span(spec.in_pitch)),
-                    ArrayArg::from_raw_parts(output.handle.clone(), span(spec.out_pitch)),
-                    spec.rows,
-                    spec.row_len / n,
-                    spec.in_pitch / n,
-                    spec.out_pitch / n,
-                    f32::INFINITY,
-                    kcfg,
-                )
-            }
-        };
-    }
+    let variant = forced.unwrap_or_else(|| SoftmaxVariant::select(&caps, &spec));
+    let plan = variant.plan(&caps, &spec, op)?;
     let key = LaunchKey::new(op)
         .layout(&input.layout)
         .layout(&output.layout)
-        .with((axis, group));
+        .with((axis, variant));
     crate::guard::launch_op(client, op, key, || {
-        match spec.dtype {
-            DType::F32 => go!(f32),
-            DType::F16 => go!(half::f16),
-            DType::BF16 => go!(half::bf16),
-            other => return Err(crate::ops::unsupported_dtype(&caps, op, other)),
-        }
-        Ok(())
+        launch::softmax(client, &caps, input.handle, output.handle, &spec, plan)
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn dense(shape: &[usize]) -> Layout {
-        crate::layout::dense(shape, DType::F32)
-    }
-
-    #[test]
-    fn validates_axis() {
-        let x = dense(&[3, 4]);
-        assert_eq!(
-            SoftmaxSpec::new(&x, &x, 2).unwrap_err(),
-            ShapeError::AxisOutOfRange { axis: 2, rank: 2 }
-        );
-        assert_eq!(
-            SoftmaxSpec::new(&x, &x, 0).unwrap_err(),
-            ShapeError::AxisNotInnermost { axis: 0, rank: 2 }
-        );
-        assert_eq!(
-            SoftmaxSpec::new(&x, &x, 1).unwrap(),
-            SoftmaxSpec {
-                rows: 3,
-                row_len: 4,
-                in_pitch: 4,
-                out_pitch: 4,
-                dtype: DType::F32
-            }
-        );
-        assert!(matches!(
-            SoftmaxSpec::new(&x, &dense(&[4, 3]), 1).unwrap_err(),
-            ShapeError::ShapeMismatch { .. }
-        ));
-        assert!(matches!(
-            SoftmaxSpec::new(&dense(&[3, 0]), &dense(&[3, 0]), 1).unwrap_err(),
-            ShapeError::Empty { .. }
-        ));
-    }
 }
