@@ -1,6 +1,8 @@
 //! Criterion benchmarks of the row families over one f32 matrix — reduce (sum and max of
-//! everything, per-row and per-column sums), softmax (automatic and every row-group width) and
-//! GEMV (`A·v`, `Aᵀ·v`, every variant) — next to the device copy of it (the ceiling), measured
+//! everything, per-row and per-column sums), softmax (automatic and every row-group width),
+//! normalization ([`cubeport_cli::cases::norm_cases`]: RMSNorm, LayerNorm and the residual add
+//! + RMSNorm in every dtype at short, 4096, long and streamed rows, each after the device copy
+//! of its size) and GEMV (`A·v`, `Aᵀ·v`, every variant) — next to the device copy of it (the ceiling), measured
 //! in the same process. The cases are [`cubeport_cli::cases::reduce_cases`],
 //! [`cubeport_cli::cases::softmax_cases`] and [`cubeport_cli::cases::gemv_cases`] (shared with
 //! `cubeport bench`); each was checked against the f64 reference when it was built. With
@@ -10,7 +12,7 @@
 //! ```text
 //! cargo bench --bench reduce
 //! CUBEPORT_BACKEND=cuda cargo bench --bench reduce -- '(copy|reduce)/'
-//! CUBEPORT_BENCH_FAMILIES=softmax cargo bench --bench reduce   # reduce,softmax,gemv by default
+//! CUBEPORT_BENCH_FAMILIES=softmax cargo bench --bench reduce   # reduce,softmax,norm,gemv by default
 //! CUBEPORT_BENCH_QUICK=1 cargo bench --bench reduce        # 256 x 4096 (lavapipe)
 //! ```
 //! Ids: `<family>/<op>_<variant>/<backend>/f32` with the matrix shape as the parameter;
@@ -27,8 +29,8 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     use cubeport_cli::cases;
     let scale = common::scale();
     // Built one family at a time so only one family's buffers are alive.
-    let families =
-        std::env::var("CUBEPORT_BENCH_FAMILIES").unwrap_or_else(|_| "reduce,softmax,gemv".into());
+    let families = std::env::var("CUBEPORT_BENCH_FAMILIES")
+        .unwrap_or_else(|_| "reduce,softmax,norm,gemv".into());
     let wants = |family: &str| families.split(',').any(|f| f == family);
     let mut size = String::new();
     if wants("reduce") {
@@ -40,6 +42,11 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
     if wants("softmax") {
         let cases = cases::softmax_cases(&client, scale)
             .unwrap_or_else(|e| panic!("softmax cases on {kind}: {e}"));
+        bench_cases(c, &client, kind, Count::Bytes, cases);
+    }
+    if wants("norm") {
+        let cases = cases::norm_cases(&client, scale)
+            .unwrap_or_else(|e| panic!("norm cases on {kind}: {e}"));
         bench_cases(c, &client, kind, Count::Bytes, cases);
     }
     if wants("gemv") {

@@ -232,6 +232,16 @@ pub enum ShapeError {
         /// Upper bound, rendered.
         hi: String,
     },
+    /// A scalar parameter outside its domain (a negative or non-finite `eps`, say).
+    #[error("`{name}` = {value} is invalid: {expected}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Its value, rendered.
+        value: String,
+        /// What it must be.
+        expected: &'static str,
+    },
     /// A tensor of the wrong rank.
     #[error("`{name}` must have rank {expected}, got shape {shape:?}")]
     Rank {

@@ -71,6 +71,10 @@ pub use ops::matmul::{
     MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into, matmul_variant,
     matmul_with,
 };
+pub use ops::norm::{
+    NormKind, NormVariant, add_rms_norm, add_rms_norm_into, add_rms_norm_with, layer_norm,
+    layer_norm_into, layer_norm_with, norm_variant, rms_norm, rms_norm_into, rms_norm_with,
+};
 pub use ops::reduce::{ReduceVariant, reduce, reduce_into, reduce_variant, reduce_with};
 pub use ops::softmax::{
     SoftmaxKind, SoftmaxVariant, log_softmax, log_softmax_into, softmax, softmax_into,

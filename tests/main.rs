@@ -11,7 +11,7 @@ macro_rules! backend_suite {
             #[allow(unused_imports)]
             use cubeport::{Activation, DType, GeluApprox};
             use rstest::rstest;
-            use crate::suite::{self, activation, gemv, reduce, softmax, transpose};
+            use crate::suite::{self, activation, gemv, norm, reduce, softmax, transpose};
 
             type R = $R;
 
@@ -174,6 +174,67 @@ macro_rules! backend_suite {
             fn softmax_rejects_unsupported_variant() {
                 let Some(c) = client("softmax_rejects_unsupported_variant") else { return };
                 softmax::softmax_rejects_unsupported_variant(&c);
+            }
+
+            /// Rows from 1 to 65536 elements: cached in registers up to 16 vectors per unit,
+            /// streamed beyond (65536 f32 rows stream with every group).
+            #[rstest]
+            fn norm_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((1, 1), (3, 7), (100, 3), (64, 32), (17, 1000), (2, 4097), (4, 16384), (3, 65536))] rows_len: (usize, usize),
+            ) {
+                let Some(c) = client("norm_matches_reference") else { return };
+                norm::norm_matches(&c, dtype, rows_len.0, rows_len.1, rows_len.1);
+            }
+
+            /// Padded rows (a row pitch), as frameworks allocate: the vector width drops to
+            /// what divides the pitch, and the padding is never written.
+            #[rstest]
+            fn norm_padded_rows(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((5, 1003, 1024), (3, 64, 66), (2, 20000, 20001))] shape: (usize, usize, usize),
+            ) {
+                let Some(c) = client("norm_padded_rows") else { return };
+                norm::norm_matches(&c, dtype, shape.0, shape.1, shape.2);
+            }
+
+            #[rstest]
+            fn norm_add_rms_norm_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values((3, 7), (17, 1000), (2, 65536))] rows_len: (usize, usize),
+            ) {
+                let Some(c) = client("norm_add_rms_norm_matches_reference") else { return };
+                norm::add_rms_norm_matches(&c, dtype, rows_len.0, rows_len.1);
+            }
+
+            #[test]
+            fn norm_in_place() {
+                let Some(c) = client("norm_in_place") else { return };
+                norm::norm_in_place(&c);
+            }
+
+            #[test]
+            fn norm_edge_rows() {
+                let Some(c) = client("norm_edge_rows") else { return };
+                norm::norm_edge_rows(&c);
+            }
+
+            #[rstest]
+            fn norm_owned_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("norm_owned_matches_reference") else { return };
+                norm::norm_owned_matches(&c, dtype);
+            }
+
+            #[test]
+            fn norm_rejects_bad_input() {
+                let Some(c) = client("norm_rejects_bad_input") else { return };
+                norm::norm_rejects_bad_input(&c);
+            }
+
+            #[test]
+            fn norm_rejects_unsupported_variant() {
+                let Some(c) = client("norm_rejects_unsupported_variant") else { return };
+                norm::norm_rejects_unsupported_variant(&c);
             }
 
             #[rstest]

@@ -10,6 +10,7 @@ pub mod activation;
 pub mod gemv;
 pub mod histogram;
 pub mod matmul;
+pub mod norm;
 pub mod peak;
 pub mod reduce;
 pub mod softmax;

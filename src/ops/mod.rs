@@ -15,6 +15,7 @@ pub mod gemv;
 mod group;
 pub mod histogram;
 pub mod matmul;
+pub mod norm;
 pub mod reduce;
 pub mod softmax;
 pub mod transpose;

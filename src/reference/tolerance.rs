@@ -5,6 +5,7 @@ use crate::DType;
 /// | op class | f32 | f16 / bf16 |
 /// |---|---|---|
 /// | elementwise and activations | rtol 1e-5, atol 1e-6 | rtol 2ε, atol ε of the dtype |
+/// | RMSNorm / LayerNorm over rows of K, terms of size M | the above + atol 4·√K·ε(f32)·M | the same |
 /// | reductions of length K | the above + 4·√K·ε(f32)·Σ\|terms\|/\|want\| | the same + output rounding |
 /// | matmul entries (K-deep, fused epilogue) | the above with 8·√K·ε(f32)·Σ\|a·b\| | the same |
 /// | matmul entries on TF32 tensor cores (f32 inputs, opt-in) | the f32 matmul bound + rtol 2⁻⁹ + 8·2⁻¹⁰·Σ\|a·b\|/√K | — |
@@ -93,6 +94,18 @@ impl Tolerance {
         Tolerance {
             atol: base.atol,
             rtol: base.rtol + Self::row_sum_slack(k),
+        }
+    }
+
+    /// An RMSNorm / LayerNorm output over rows of `k` made of terms of size `magnitude`
+    /// ([`crate::reference::norm_magnitudes`]: `(|x| + |mean|)·|w|/σ + |b|`): the elementwise
+    /// bound plus `4·√k·ε(f32)·magnitude` absolute, the f32 rounding of the row's mean and mean
+    /// square carried through the scale.
+    pub fn norm(dtype: DType, k: usize, magnitude: f64) -> Self {
+        let base = Self::elementwise(dtype);
+        Tolerance {
+            atol: base.atol + Self::row_sum_slack(k) * magnitude,
+            rtol: base.rtol,
         }
     }
 

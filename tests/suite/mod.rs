@@ -5,6 +5,7 @@ pub mod gemv;
 pub mod hardening;
 pub mod histogram;
 pub mod matmul;
+pub mod norm;
 pub mod pitched;
 pub mod props;
 pub mod reduce;

@@ -208,6 +208,11 @@ impl<'c, R: Runtime> Ctx<'c, R> {
                 Box::new(move || cases::softmax_cases(client, scale)),
             ),
             (
+                "norm",
+                "",
+                Box::new(move || cases::norm_cases(client, scale)),
+            ),
+            (
                 "gemv",
                 "",
                 Box::new(move || cases::gemv_cases(client, scale)),

@@ -1,5 +1,5 @@
 //! Benchmark cases shared by the criterion benches and `cubeport bench`, one file per family
-//! (`activation`, `reduce`, `softmax`, `gemv`, `transpose`, `histogram`, `matmul`), plus
+//! (`activation`, `reduce`, `softmax`, `norm`, `gemv`, `transpose`, `histogram`, `matmul`), plus
 //! `memory` (the device copy, the anchor of the memory-bound families), `cublas` (the vendor
 //! anchor) and `sweep` (throughput versus size).
 //!
@@ -10,7 +10,7 @@
 
 use cubeport::cubecl::prelude::*;
 use cubeport::reference;
-use cubeport::testing::{poisoned, seeded, seeded_uniform};
+use cubeport::testing::{poisoned, seeded, seeded_uniform, to_f64};
 use cubeport::{BackendKind, DType, DeviceTensor, Error};
 use std::sync::Arc;
 
@@ -21,6 +21,7 @@ mod gemv;
 mod histogram;
 mod matmul;
 mod memory;
+mod norm;
 mod reduce;
 mod softmax;
 mod sweep;
@@ -33,6 +34,7 @@ pub use gemv::*;
 pub use histogram::*;
 pub use matmul::*;
 pub use memory::*;
+pub use norm::*;
 pub use reduce::*;
 pub use softmax::*;
 pub use sweep::*;

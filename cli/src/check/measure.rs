@@ -14,6 +14,9 @@ pub(crate) fn measure<R: Runtime, E: Element>(
     if let Kind::Matmul { fused } = case.kind {
         return measure_matmul::<R, E>(client, shape, fused, no_time);
     }
+    if let Kind::Norm { kind, residual, .. } = case.kind {
+        return measure_norm::<R, E>(client, shape, kind, residual, no_time);
+    }
     let n: usize = shape.iter().product();
     let x: Vec<E> = seeded(0xC0BE_0001, n, -4.0, 4.0);
     let xf = to_f64(&x);
@@ -131,7 +134,7 @@ pub(crate) fn measure<R: Runtime, E: Element>(
         Kind::Histogram { bins } => {
             return measure_histogram(client, &x, &dx, bins, no_time);
         }
-        Kind::Matmul { .. } => unreachable!("handled by measure_matmul above"),
+        Kind::Matmul { .. } | Kind::Norm { .. } => unreachable!("handled above"),
         Kind::Transpose { .. } => {
             out_shape = vec![shape[1], shape[0]];
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
@@ -223,6 +226,92 @@ pub(crate) fn measure_matmul<R: Runtime, E: Element>(
         time,
         gbps: None,
         tflops: time.map(|t| flops / t.as_secs_f64() / 1e12),
+        copy_gbps: None,
+    })
+}
+
+/// RMSNorm / LayerNorm (`kind`) over the rows of `shape` with a seeded weight (and bias for
+/// LayerNorm), or with `residual` the fused residual add + RMSNorm; the output (and the written
+/// sum, exactly) against the f64 reference; GB/s count every tensor read and written once.
+pub(crate) fn measure_norm<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    kind: NormKind,
+    residual: bool,
+    no_time: bool,
+) -> Result<Measured, Error> {
+    const EPS: f32 = 1e-5;
+    let (n, len) = (shape.iter().product::<usize>(), shape[1]);
+    let dtype = E::DTYPE;
+    let x: Vec<E> = seeded(0xC0BE_0007, n, -4.0, 4.0);
+    let r: Vec<E> = seeded(0xC0BE_0008, n, -1.0, 1.0);
+    let w: Vec<E> = seeded(0xC0BE_0009, len, 0.5, 1.5);
+    let b: Vec<E> = seeded(0xC0BE_000A, len, -1.0, 1.0);
+    let layer = kind == NormKind::Layer;
+    let (wf, bf) = (to_f64(&w), to_f64(&b));
+    let bias = layer.then_some(&bf[..]);
+    let round = |v: f64| E::from_f64(v).to_f64();
+    let normed: Vec<f64> = if residual {
+        x.iter()
+            .zip(&r)
+            .map(|(a, b)| round(Element::to_f64(*a) + Element::to_f64(*b)))
+            .collect()
+    } else {
+        to_f64(&x)
+    };
+    let norm_ref = match kind {
+        NormKind::Layer => reference::layer_norm(&normed, Some(&wf), bias, len, EPS as f64),
+        _ => reference::rms_norm(&normed, Some(&wf), len, EPS as f64),
+    };
+    let mut want: Vec<f64> = norm_ref.into_iter().map(round).collect();
+    let mut tol: Vec<Tolerance> =
+        reference::norm_magnitudes(&normed, Some(&wf), bias, len, EPS as f64, layer)
+            .into_iter()
+            .map(|m| Tolerance::norm(dtype, len, m))
+            .collect();
+    if residual {
+        want.extend_from_slice(&normed);
+        tol.extend(std::iter::repeat_n(Tolerance::EXACT, n));
+    }
+    let dx = DeviceTensor::from_slice(client, &x, shape)?;
+    let dr = DeviceTensor::from_slice(client, &r, shape)?;
+    let dw = DeviceTensor::from_slice(client, &w, &[len])?;
+    let db = DeviceTensor::from_slice(client, &b, &[len])?;
+    let mut dy = poisoned::<R, E>(client, shape)?;
+    let mut ds = poisoned::<R, E>(client, shape)?;
+    let op = |y: &mut DeviceTensor<E>, s: &mut DeviceTensor<E>| {
+        let (x, w) = (dx.as_ref(), Some(dw.as_ref()));
+        match (kind, residual) {
+            (_, true) => {
+                cubeport::add_rms_norm_into(client, x, dr.as_ref(), w, s.as_mut(), y.as_mut(), EPS)
+            }
+            (NormKind::Layer, _) => {
+                cubeport::layer_norm_into(client, x, w, Some(db.as_ref()), y.as_mut(), EPS)
+            }
+            _ => cubeport::rms_norm_into(client, x, w, y.as_mut(), EPS),
+        }
+    };
+    op(&mut dy, &mut ds)?;
+    let mut got = to_f64(&dy.to_vec(client)?);
+    if residual {
+        got.extend(to_f64(&ds.to_vec(client)?));
+    }
+    let cmp = compare_each(&got, &want, |i| tol[i]);
+    let time = if no_time || !cmp.ok() {
+        None
+    } else {
+        time_op(client, || op(&mut dy, &mut ds))?
+    };
+    let tensors = if residual { 4 } else { 2 };
+    let bytes = (tensors * n + 2 * len) * dtype.size();
+    Ok(Measured {
+        variant: cubeport::norm_variant(client, &dx.as_ref())?.to_string(),
+        cmp,
+        output: got,
+        tol,
+        time,
+        gbps: time.map(|t| bytes as f64 / t.as_secs_f64() / 1e9),
+        tflops: None,
         copy_gbps: None,
     })
 }

@@ -9,8 +9,8 @@ use cubeport::cubecl::prelude::*;
 use cubeport::reference::{self, Tolerance};
 use cubeport::testing::{compare_each, poisoned, seeded, to_f64};
 use cubeport::{
-    Activation, DType, DeviceTensor, Element, Error, GeluApprox, Reduction, SoftmaxKind, TensorMut,
-    Transpose, caps_of,
+    Activation, DType, DeviceTensor, Element, Error, GeluApprox, NormKind, Reduction, SoftmaxKind,
+    TensorMut, Transpose, caps_of,
 };
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
@@ -44,6 +44,13 @@ pub(crate) enum Kind {
     },
     /// Softmax or log-softmax over rows of `len`.
     Softmax { kind: SoftmaxKind, len: usize },
+    /// RMSNorm / LayerNorm over rows of `len` with a weight (and a bias for LayerNorm);
+    /// `residual`: the fused residual add + RMSNorm, both outputs checked.
+    Norm {
+        kind: NormKind,
+        len: usize,
+        residual: bool,
+    },
     /// GEMV with `cols` columns.
     Gemv { transpose: Transpose, cols: usize },
     /// Transpose of `[elems / cols, cols]`.
@@ -70,6 +77,8 @@ impl Case {
                 op, axis: Some(a), ..
             } => format!("{}_axis{a}", op.name()),
             Kind::Softmax { kind, .. } => kind.name().into(),
+            Kind::Norm { residual: true, .. } => "add_rms_norm".into(),
+            Kind::Norm { kind, .. } => kind.name().into(),
             Kind::Gemv {
                 transpose: Transpose::No,
                 ..
@@ -91,7 +100,7 @@ impl Case {
             Kind::Act { row: Some(r), .. } => vec![elems.div_ceil(r), r],
             Kind::Reduce { axis: None, .. } => vec![elems],
             Kind::Reduce { inner, .. } => vec![elems.div_ceil(inner), inner],
-            Kind::Softmax { len, .. } => vec![elems.div_ceil(len), len],
+            Kind::Softmax { len, .. } | Kind::Norm { len, .. } => vec![elems.div_ceil(len), len],
             Kind::Gemv { cols, .. } | Kind::Transpose { cols } => vec![elems.div_ceil(cols), cols],
             // `[m, n, k]`, ragged against every tile; smaller where the device is a CPU.
             Kind::Matmul { .. } if elems > (1 << 22) => vec![1031, 1029, 259],
@@ -158,6 +167,26 @@ pub(crate) fn cases(kinds: &[BackendKind]) -> Vec<Case> {
             Kind::Softmax {
                 kind: SoftmaxKind::LogSoftmax,
                 len: 4096,
+            },
+            Kind::Norm {
+                kind: NormKind::Rms,
+                len: 4096,
+                residual: false,
+            },
+            Kind::Norm {
+                kind: NormKind::Layer,
+                len: 4096,
+                residual: false,
+            },
+            Kind::Norm {
+                kind: NormKind::Layer,
+                len: 1000,
+                residual: false,
+            },
+            Kind::Norm {
+                kind: NormKind::Rms,
+                len: 4096,
+                residual: true,
             },
         ];
         kinds.push(Kind::Transpose { cols: 1000 });

@@ -1,0 +1,166 @@
+use super::*;
+
+/// The shapes the normalization cases run: `(rows, row length)`. Full: the 16384 × 4096 of
+/// the anchor, short rows (256), long rows still held in registers (16384) and rows
+/// long enough to stream (65536); each of 64M elements. Quick: two small ones.
+fn norm_shapes(scale: Scale) -> &'static [(usize, usize)] {
+    match scale {
+        Scale::Quick => &[(256, 4096), (4096, 256)],
+        Scale::Full => &[(16384, 4096), (262_144, 256), (4096, 16384), (1024, 65536)],
+    }
+}
+
+/// RMSNorm, LayerNorm (weight and bias) and the fused residual add + RMSNorm in every float
+/// dtype the device runs, at [`norm_shapes`] (the residual add at the first shape only), each
+/// preceded by the device copy of the same size and dtype (the anchor). Bytes: every tensor
+/// read once and written once (the weight and bias rows too).
+///
+/// # Errors
+/// As [`copy_case`]; a result outside the norm tolerance.
+pub fn norm_cases<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    scale: Scale,
+) -> Result<Vec<Case<'c>>, Error> {
+    let caps = cubeport::caps_of(client);
+    let mut cases = Vec::new();
+    for dtype in [DType::F32, DType::F16, DType::BF16] {
+        if !dtype.is_supported_by(&caps) {
+            continue;
+        }
+        for (i, &(rows, len)) in norm_shapes(scale).iter().enumerate() {
+            if (rows * len * dtype.size()) as u64 > caps.max_alloc_bytes {
+                continue;
+            }
+            match dtype {
+                DType::F32 => norm_cases_of::<R, f32>(client, rows, len, i == 0, &mut cases)?,
+                DType::F16 => norm_cases_of::<R, half::f16>(client, rows, len, i == 0, &mut cases)?,
+                _ => norm_cases_of::<R, half::bf16>(client, rows, len, i == 0, &mut cases)?,
+            }
+        }
+    }
+    Ok(cases)
+}
+
+/// The copy anchor and the normalization cases of one dtype and shape.
+fn norm_cases_of<'c, R: Runtime, E: cubeport::Element>(
+    client: &'c ComputeClient<R>,
+    rows: usize,
+    len: usize,
+    residual: bool,
+    cases: &mut Vec<Case<'c>>,
+) -> Result<(), Error> {
+    use cubeport::NormKind;
+    use cubeport::reference::Tolerance;
+    const EPS: f32 = 1e-5;
+    let n = rows * len;
+    let mut copy = copy_case_of::<R, E>(client, n)?;
+    copy.size = format!("{rows}x{len}");
+    cases.push(copy);
+    let x: Vec<E> = seeded(93, n, -2.0, 2.0);
+    let w: Vec<E> = seeded(94, len, 0.5, 1.5);
+    let b: Vec<E> = seeded(95, len, -1.0, 1.0);
+    let (xf, wf, bf) = (to_f64(&x), to_f64(&w), to_f64(&b));
+    let dx = Arc::new(DeviceTensor::from_slice(client, &x, &[rows, len])?);
+    let dw = Arc::new(DeviceTensor::from_slice(client, &w, &[len])?);
+    let db = Arc::new(DeviceTensor::from_slice(client, &b, &[len])?);
+    let dtype = E::DTYPE;
+    let variant = cubeport::norm_variant(client, &dx.as_ref().as_ref())?;
+    let round =
+        |v: Vec<f64>| -> Vec<f64> { v.into_iter().map(|v| E::from_f64(v).to_f64()).collect() };
+    let check = |got: &[E], want: &[f64], layer: bool, what: &str| {
+        let mags = reference::norm_magnitudes(
+            &xf,
+            Some(&wf),
+            layer.then_some(&bf[..]),
+            len,
+            EPS as f64,
+            layer,
+        );
+        let c =
+            reference::compare_each(&to_f64(got), want, |i| Tolerance::norm(dtype, len, mags[i]));
+        verify(c.ok(), what)
+    };
+    let case = |op: &'static str,
+                tensors: usize,
+                run: Box<dyn FnMut() -> Result<(), Error> + Send + 'c>| Case {
+        dtype,
+        family: "norm",
+        variant: format!("{op}_auto_{variant}"),
+        size: format!("{rows}x{len}"),
+        bytes: ((tensors * n + 2 * len) * dtype.size()) as u64,
+        flops: 4 * n as u64,
+        run,
+        own_sync: None,
+    };
+    for kind in NormKind::ALL {
+        let mut dy = poisoned::<R, E>(client, &[rows, len])?;
+        let (x, w, b) = (dx.clone(), dw.clone(), db.clone());
+        let go = move |y: &mut DeviceTensor<E>| match kind {
+            NormKind::Layer => cubeport::layer_norm_into(
+                client,
+                x.as_ref().as_ref(),
+                Some(w.as_ref().as_ref()),
+                Some(b.as_ref().as_ref()),
+                y.as_mut(),
+                EPS,
+            ),
+            _ => cubeport::rms_norm_into(
+                client,
+                x.as_ref().as_ref(),
+                Some(w.as_ref().as_ref()),
+                y.as_mut(),
+                EPS,
+            ),
+        };
+        go(&mut dy)?;
+        let layer = kind == NormKind::Layer;
+        let want = round(match kind {
+            NormKind::Layer => reference::layer_norm(&xf, Some(&wf), Some(&bf), len, EPS as f64),
+            _ => reference::rms_norm(&xf, Some(&wf), len, EPS as f64),
+        });
+        check(
+            &dy.to_vec(client)?,
+            &want,
+            layer,
+            &format!("{kind} {dtype} {rows}x{len}"),
+        )?;
+        cases.push(case(kind.name(), 2, Box::new(move || go(&mut dy))));
+    }
+    if residual {
+        let r: Vec<E> = seeded(96, n, -1.0, 1.0);
+        let sum: Vec<f64> = xf
+            .iter()
+            .zip(&r)
+            .map(|(a, b)| E::from_f64(a + cubeport::Element::to_f64(*b)).to_f64())
+            .collect();
+        let dr = DeviceTensor::from_slice(client, &r, &[rows, len])?;
+        let mut ds = poisoned::<R, E>(client, &[rows, len])?;
+        let mut dy = poisoned::<R, E>(client, &[rows, len])?;
+        let (x, w) = (dx.clone(), dw.clone());
+        let go = move |s: &mut DeviceTensor<E>, y: &mut DeviceTensor<E>| {
+            cubeport::add_rms_norm_into(
+                client,
+                x.as_ref().as_ref(),
+                dr.as_ref(),
+                Some(w.as_ref().as_ref()),
+                s.as_mut(),
+                y.as_mut(),
+                EPS,
+            )
+        };
+        go(&mut ds, &mut dy)?;
+        verify(to_f64(&ds.to_vec(client)?) == sum, "add_rms_norm sum")?;
+        let mags = reference::norm_magnitudes(&sum, Some(&wf), None, len, EPS as f64, false);
+        let want = round(reference::rms_norm(&sum, Some(&wf), len, EPS as f64));
+        let c = reference::compare_each(&to_f64(&dy.to_vec(client)?), &want, |i| {
+            Tolerance::norm(dtype, len, mags[i])
+        });
+        verify(c.ok(), &format!("add_rms_norm {dtype} {rows}x{len}"))?;
+        cases.push(case(
+            "add_rms_norm",
+            4,
+            Box::new(move || go(&mut ds, &mut dy)),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,357 @@
+//! RMSNorm and LayerNorm over contiguous rows, statistics in f32, optionally after a residual
+//! add whose sum is written out too.
+//!
+//! | kernel | mapping | traffic |
+//! |---|---|---|
+//! | [`norm_rows_kernel()`] | a group of `CUBE_DIM_X` units per row (a plane for short rows, a whole cube for long ones), `CUBE_DIM_Y` rows per cube | rows that fit the units' registers: one read, one write; longer rows: a second read (mostly L2) |
+//!
+//! * RMSNorm: `y = x / √(mean(x²) + eps) · w`.
+//! * LayerNorm: `y = (x − mean) / √(var + eps) · w + b`, `var = mean((x − mean)²)` (biased, as
+//!   PyTorch's `layer_norm`).
+//!
+//! Sums of squares accumulate `(x · 1/√n)²`, so a partial sum overflows f32 only where the mean
+//! square itself does. Registers hold a cached row between the passes, so LayerNorm takes the
+//! exact two-pass variance there; streamed rows take one pass of sums shifted by the row's first
+//! element (no cancellation for rows whose mean is far from zero, as long as their spread is
+//! not tiny next to their distance from that element).
+
+use crate::reduce::{GroupConfig, ReduceOp, group_reduce};
+use cubecl::prelude::*;
+
+/// Comptime configuration of [`norm_rows_kernel()`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NormConfig {
+    /// How units group per row and how they combine.
+    pub group: GroupConfig,
+    /// LayerNorm (subtract the mean) instead of RMSNorm.
+    pub layer: bool,
+    /// Multiply by `weight` (else by 1).
+    pub weight: bool,
+    /// Add `bias` (else 0).
+    pub bias: bool,
+    /// Normalize `input + residual` and write that sum to `sum`.
+    pub residual: bool,
+    /// `0`: read the row twice. `c > 0`: each unit keeps its (at most `c`) vectors in registers
+    /// between the passes; needs `row_vecs ≤ c · group`.
+    pub cached: usize,
+}
+
+/// `Σ` that keeps NaN: either operand's NaN wins, tested with `is_nan` (WGSL lets drivers
+/// assume there is no NaN, and lavapipe drops it from plain sums).
+pub struct SumNan;
+
+#[cube]
+impl ReduceOp for SumNan {
+    fn identity(_inf: f32) -> f32 {
+        f32::new(0.0)
+    }
+    fn combine(a: f32, b: f32) -> f32 {
+        select(a.is_nan(), a, select(b.is_nan(), b, a + b))
+    }
+    fn finalize(acc: f32, _scale: f32) -> f32 {
+        acc
+    }
+}
+
+/// Scalars of one launch (the kernel's scalar arguments, bundled for its helpers).
+#[derive(CubeType, Clone, Copy)]
+pub struct NormArgs {
+    /// Rows in the launch.
+    pub rows: usize,
+    /// Vectors per row.
+    pub row_vecs: usize,
+    /// Row pitches in vectors of `input`, `residual`, `sum` and `output`.
+    pub in_pitch: usize,
+    pub res_pitch: usize,
+    pub sum_pitch: usize,
+    pub out_pitch: usize,
+    /// `1/√n` (squares are taken of `x · scale`).
+    pub scale: f32,
+    /// `1/n`.
+    pub inv_n: f32,
+    /// Added to the variance (mean square) before the square root.
+    pub eps: f32,
+    /// `+∞` (CUDA C has no literal for it).
+    pub inf: f32,
+}
+
+/// Row RMSNorm (`cfg.layer == false`) or LayerNorm (`cfg.layer == true`), f32 statistics.
+///
+/// Row `r` starts at vector `r · pitch` of each array. `weight` and `bias` hold one row
+/// (`row_vecs` vectors), read when `cfg.weight` / `cfg.bias`; `residual` and `sum` are read and
+/// written only with `cfg.residual` (otherwise any arrays stand in). With a residual the row
+/// normalized is `input + residual` rounded to `F`, the value written to `sum`.
+///
+/// Edge semantics (the f64 reference's): a NaN anywhere in a row makes the row NaN. RMSNorm of a
+/// row with ±∞ (or a mean square beyond f32) gives NaN at the infinite entries and `0 · w`
+/// elsewhere; LayerNorm of a row with ±∞ is NaN throughout (its mean is not finite).
+///
+/// Preconditions: each array holds `(rows − 1) · pitch + row_vecs` vectors (`weight`, `bias`:
+/// `row_vecs`); `cfg.group` as in [`GroupConfig`]; with `cfg.cached = c > 0`,
+/// `row_vecs ≤ c · cfg.group.group`; `pitches` = the row pitches (vectors) of `input`,
+/// `residual`, `sum`, `output`; `scale = 1/√n`, `inv_n = 1/n` for rows of `n` elements;
+/// `inf = +∞`.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn norm_rows_kernel<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    weight: &Array<Vector<F, N>>,
+    bias: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    rows: usize,
+    row_vecs: usize,
+    pitches: Sequence<usize>,
+    scale: f32,
+    inv_n: f32,
+    eps: f32,
+    inf: f32,
+    #[comptime] cfg: NormConfig,
+) {
+    let args = NormArgs {
+        rows,
+        row_vecs,
+        in_pitch: pitches[0],
+        res_pitch: pitches[1],
+        sum_pitch: pitches[2],
+        out_pitch: pitches[3],
+        scale,
+        inv_n,
+        eps,
+        inf,
+    };
+    let row = CUBE_POS * CUBE_DIM_Y as usize + UNIT_POS_Y as usize;
+    let valid = row < args.rows;
+    if comptime!(cfg.cached > 0) {
+        norm_row_cached::<F, N>(
+            input, residual, weight, bias, sum, output, valid, row, args, cfg,
+        );
+    } else {
+        norm_row_streamed::<F, N>(
+            input, residual, weight, bias, sum, output, valid, row, args, cfg,
+        );
+    }
+}
+
+/// Vector `i` of the row being normalized: `input`, or `input + residual` (in `F`, rounded
+/// once), which is then written to `sum`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_row_vector<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    row: usize,
+    i: usize,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+    #[comptime] write_sum: bool,
+) -> Vector<F, N> {
+    let mut v = input[row * args.in_pitch + i];
+    if comptime!(cfg.residual) {
+        v += residual[row * args.res_pitch + i];
+        if comptime!(write_sum) {
+            sum[row * args.sum_pitch + i] = v;
+        }
+    }
+    v
+}
+
+/// `(x − mean) · inv · w + b` of one vector (RMSNorm: `mean = 0`); a dead row (NaN statistics)
+/// gives `nan` throughout.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn normalize_vector<F: Float, N: Size>(
+    v: Vector<F, N>,
+    weight: &Array<Vector<F, N>>,
+    bias: &Array<Vector<F, N>>,
+    i: usize,
+    mean: f32,
+    inv: f32,
+    dead: bool,
+    nan: f32,
+    #[comptime] cfg: NormConfig,
+) -> Vector<F, N> {
+    let mut y = Vector::<F, N>::empty();
+    let mut w = Vector::<F, N>::empty();
+    let mut b = Vector::<F, N>::empty();
+    if comptime!(cfg.weight) {
+        w = weight[i];
+    }
+    if comptime!(cfg.bias) {
+        b = bias[i];
+    }
+    #[unroll]
+    for k in 0..N::value() {
+        let mut r = (f32::cast_from(v[k]) - mean) * inv;
+        if comptime!(cfg.weight) {
+            r *= f32::cast_from(w[k]);
+        }
+        if comptime!(cfg.bias) {
+            r += f32::cast_from(b[k]);
+        }
+        y[k] = F::cast_from(select(dead, nan, r));
+    }
+    y
+}
+
+/// `1/√(stat + eps)`, and whether the row is dead (NaN statistics, or a LayerNorm mean that is
+/// not finite) with the NaN to write then.
+#[cube]
+fn row_scale(mean: f32, stat: f32, args: NormArgs, #[comptime] layer: bool) -> (f32, bool, f32) {
+    let inv = 1.0 / f32::sqrt(stat + args.eps);
+    let mut dead = stat.is_nan();
+    let mut nan = stat;
+    if comptime!(layer) {
+        dead = dead || mean.is_nan() || mean.is_inf();
+        // A quiet NaN whatever the mean was (∞ − ∞ is folded to 0 by some drivers, so it is
+        // made from the bits of +∞ rather than by arithmetic).
+        let qnan = f32::reinterpret(u32::reinterpret(args.inf) | 0x0040_0000u32);
+        nan = select(stat.is_nan(), stat, select(mean.is_nan(), mean, qnan));
+    }
+    (inv, dead, nan)
+}
+
+/// A row held in registers: the statistic from the registers (LayerNorm: the mean, then the
+/// exact variance around it), then the write. One read, one write.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn norm_row_cached<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    weight: &Array<Vector<F, N>>,
+    bias: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    valid: bool,
+    row: usize,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) {
+    let step = CUBE_DIM_X as usize;
+    let first = UNIT_POS_X as usize;
+    let mut cache = Array::<Vector<F, N>>::new(cfg.cached);
+    let mut acc = 0.0f32;
+    if valid {
+        #[unroll]
+        for c in 0..cfg.cached {
+            let i = first + c * step;
+            if i < args.row_vecs {
+                let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
+                cache[c] = v;
+                #[unroll]
+                for k in 0..N::value() {
+                    let x = f32::cast_from(v[k]);
+                    if comptime!(cfg.layer) {
+                        acc = select(x.is_nan(), x, SumNan::combine(acc, x * args.inv_n));
+                    } else {
+                        let t = x * args.scale;
+                        acc = select(x.is_nan(), x, SumNan::combine(acc, t * t));
+                    }
+                }
+            }
+        }
+    }
+    let first_stat = group_reduce::<SumNan>(acc, args.inf, cfg.group);
+    let mut mean = 0.0f32;
+    let mut stat = first_stat;
+    if comptime!(cfg.layer) {
+        mean = first_stat;
+        let mut q = 0.0f32;
+        if valid {
+            #[unroll]
+            for c in 0..cfg.cached {
+                let i = first + c * step;
+                if i < args.row_vecs {
+                    #[unroll]
+                    for k in 0..N::value() {
+                        let d = (f32::cast_from(cache[c][k]) - mean) * args.scale;
+                        q += d * d;
+                    }
+                }
+            }
+        }
+        stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
+    }
+    if valid {
+        let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
+        #[unroll]
+        for c in 0..cfg.cached {
+            let i = first + c * step;
+            if i < args.row_vecs {
+                output[row * args.out_pitch + i] =
+                    normalize_vector::<F, N>(cache[c], weight, bias, i, mean, inv, dead, nan, cfg);
+            }
+        }
+    }
+}
+
+/// A row too long for registers: one pass of sums (LayerNorm: shifted by the row's first
+/// element), then a second read that writes (from `sum` with a residual, which this unit wrote
+/// itself in the first pass).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn norm_row_streamed<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    weight: &Array<Vector<F, N>>,
+    bias: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    output: &mut Array<Vector<F, N>>,
+    valid: bool,
+    row: usize,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) {
+    let step = CUBE_DIM_X as usize;
+    let first = UNIT_POS_X as usize;
+    let mut pivot = 0.0f32;
+    if comptime!(cfg.layer) {
+        if valid {
+            let v0 = load_row_vector::<F, N>(input, residual, sum, row, 0, args, cfg, false);
+            pivot = f32::cast_from(v0[0]);
+        }
+    }
+    let mut a = 0.0f32;
+    let mut q = 0.0f32;
+    if valid {
+        let mut i = first;
+        while i < args.row_vecs {
+            let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
+            #[unroll]
+            for k in 0..N::value() {
+                let x = f32::cast_from(v[k]);
+                let d = (x - pivot) * args.scale;
+                if comptime!(cfg.layer) {
+                    a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
+                }
+                q = select(x.is_nan(), x, SumNan::combine(q, d * d));
+            }
+            i += step;
+        }
+    }
+    let mut mean = 0.0f32;
+    let mut stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
+    if comptime!(cfg.layer) {
+        let shift = group_reduce::<SumNan>(a, args.inf, cfg.group);
+        mean = pivot + shift;
+        // shift² ≤ the mean square, so only an infinite mean square can make it overflow;
+        // the variance is then beyond f32 too.
+        let var = select(stat.is_inf(), stat, f32::max(stat - shift * shift, 0.0));
+        stat = select(shift.is_nan(), shift, var);
+    }
+    if valid {
+        let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
+        let mut i = first;
+        while i < args.row_vecs {
+            let mut v = input[row * args.in_pitch + i];
+            if comptime!(cfg.residual) {
+                v = sum[row * args.sum_pitch + i];
+            }
+            output[row * args.out_pitch + i] =
+                normalize_vector::<F, N>(v, weight, bias, i, mean, inv, dead, nan, cfg);
+            i += step;
+        }
+    }
+}
