@@ -384,6 +384,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn norm_properties() {
+                let Some(c) = client("norm_properties") else { return };
+                crate::suite::props::norm_props(&c);
+            }
+
+            #[test]
             fn vector_wider_than_device_is_refused() {
                 let Some(c) = client("vector_wider_than_device_is_refused") else { return };
                 crate::suite::hardening::vector_wider_than_device(&c);

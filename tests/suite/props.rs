@@ -180,3 +180,107 @@ pub fn softmax_transpose_props<R: Runtime>(client: &ComputeClient<R>) {
         })
         .unwrap();
 }
+
+/// RMSNorm, LayerNorm and the residual add + RMSNorm on random shapes and edge values (rows of
+/// NaN, ±inf, huge values whose squares overflow f32), with weights and biases of the right
+/// shape or a wrong one (a typed error).
+pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
+    use cubeport::NormKind;
+    const EPS: f32 = 1e-5;
+    let strategy = (shape(), 0usize..3, 0usize..3).prop_flat_map(|(shape, op, param)| {
+        let n: usize = shape.iter().product();
+        let last = *shape.last().unwrap_or(&1);
+        // 0: no weight, 1: a row, 2: a wrong length (must be a typed error)
+        let p_len = if param == 2 { last + 1 } else { last };
+        let ordinary = proptest::collection::vec(-2.0f32..2.0, p_len);
+        (
+            Just(shape),
+            Just(op),
+            Just(param),
+            values(n),
+            values(n),
+            ordinary.clone(),
+            ordinary,
+        )
+    });
+    runner(32)
+        .run(&strategy, |(shape, op, param, x, r, w, b)| {
+            let len = *shape.last().unwrap_or(&1);
+            let dx = DeviceTensor::from_slice(client, &x, &shape).unwrap();
+            let dr = DeviceTensor::from_slice(client, &r, &shape).unwrap();
+            let dw = DeviceTensor::from_slice(client, &w, &[w.len()]).unwrap();
+            let db = DeviceTensor::from_slice(client, &b, &[b.len()]).unwrap();
+            let mut dy = poisoned::<R, f32>(client, &shape).unwrap();
+            let mut ds = poisoned::<R, f32>(client, &shape).unwrap();
+            let weight = (param > 0).then(|| dw.as_ref());
+            let kind = if op == 1 {
+                NormKind::Layer
+            } else {
+                NormKind::Rms
+            };
+            let result = match op {
+                0 => cubeport::rms_norm_into(client, dx.as_ref(), weight, dy.as_mut(), EPS),
+                1 => cubeport::layer_norm_into(
+                    client,
+                    dx.as_ref(),
+                    weight,
+                    (param > 0).then(|| db.as_ref()),
+                    dy.as_mut(),
+                    EPS,
+                ),
+                _ => cubeport::add_rms_norm_into(
+                    client,
+                    dx.as_ref(),
+                    dr.as_ref(),
+                    weight,
+                    ds.as_mut(),
+                    dy.as_mut(),
+                    EPS,
+                ),
+            };
+            match result {
+                Ok(()) => {
+                    prop_assert!(param < 2, "a wrong-length weight was accepted");
+                    let mut xf = to_f64(&x);
+                    if op == 2 {
+                        xf = xf
+                            .iter()
+                            .zip(&r)
+                            .map(|(a, b)| (a + *b as f64) as f32 as f64)
+                            .collect();
+                        let got_sum = to_f64(&ds.to_vec(client).unwrap());
+                        let c = compare_each(&got_sum, &xf, |_| Tolerance::EXACT);
+                        prop_assert!(c.ok(), "add_rms_norm sum {shape:?}: {c}");
+                    }
+                    let (wf, bf) = (to_f64(&w), to_f64(&b));
+                    let (wo, bo) = (
+                        (param > 0).then_some(&wf[..]),
+                        (param > 0 && op == 1).then_some(&bf[..]),
+                    );
+                    let eps = EPS as f64;
+                    let want: Vec<f64> = match kind {
+                        NormKind::Layer => reference::layer_norm(&xf, wo, bo, len, eps),
+                        _ => reference::rms_norm(&xf, wo, len, eps),
+                    }
+                    .into_iter()
+                    .map(|v| v as f32 as f64)
+                    .collect();
+                    let mags = reference::norm_magnitudes(&xf, wo, bo, len, eps, op == 1);
+                    let got = to_f64(&dy.to_vec(client).unwrap());
+                    let c = compare_each(&got, &want, |i| {
+                        let t = Tolerance::norm(cubeport::DType::F32, len, mags[i]);
+                        // Subnormal inputs may be flushed to zero (NVIDIA's Vulkan driver does).
+                        Tolerance {
+                            atol: t.atol.max(f32::MIN_POSITIVE as f64 * 1e3),
+                            ..t
+                        }
+                    });
+                    prop_assert!(c.ok(), "{kind} op {op} {shape:?} weight {param}: {c}");
+                }
+                Err(Error::Shape { .. }) => prop_assert!(param == 2, "typed error for valid input"),
+                Err(e) => prop_assert!(false, "unexpected error {e}"),
+            }
+            Ok(())
+        })
+        .unwrap();
+}

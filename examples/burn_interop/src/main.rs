@@ -9,8 +9,9 @@
 //! ordered with Burn's ops without any sync.
 //!
 //! For each backend with a device (wgpu: Vulkan or lavapipe; CUDA), this runs cubeport's fused
-//! bias + GELU, softmax and matmul-with-epilogue on Burn tensors and checks each against Burn's
-//! own ops (`gelu(x + b)`, `softmax(x, 1)`, `gelu(a.matmul(b) + bias)`); the matmul also against
+//! bias + GELU, softmax, RMSNorm, LayerNorm and matmul-with-epilogue on Burn tensors and checks
+//! each against Burn's own ops (`gelu(x + b)`, `softmax(x, 1)`, the norms composed of
+//! `mean_dim`, `sqrt` and broadcasts, `gelu(a.matmul(b) + bias)`); the matmul also against
 //! an f64 host reference, because Burn's CUDA matmul runs f32 on TF32 tensor cores (cubek's
 //! automatic choice) while cubeport's is true f32: the two agree to TF32 precision, cubeport
 //! matches f64 to f32 precision. Exit status 1 on any mismatch. Backends without a device print `SKIP` (a failure under `CUBEPORT_STRICT=1`).
@@ -109,7 +110,32 @@ fn check<R: CubeRuntime>(device: R::Device, name: &str) -> Result<Vec<String>, c
         1e-6,
     );
 
-    // 3. matmul with the fused epilogue gelu(a·b + bias); `b` is a transposed Burn view
+    // 3. RMSNorm and LayerNorm along the last axis (weight, and bias for LayerNorm), against
+    //    Burn's composition of its own ops.
+    let eps = 1e-5;
+    let w = Tensor::<Backend<R>, 1>::random([cols], Distribution::Uniform(0.5, 1.5), &device);
+    let pw = primitive(&w);
+    let out = primitive(&Tensor::<Backend<R>, 2>::empty([rows, cols], &device));
+    cubeport::rms_norm_into(&client, view(&px), Some(view(&pw)), view_mut(&out), eps)?;
+    let ms = x.clone().powf_scalar(2.0).mean_dim(1);
+    let want = x.clone() / ms.add_scalar(eps).sqrt() * w.clone().unsqueeze::<2>();
+    report("rms_norm", max_abs_diff(from_primitive(out), want), 1e-5);
+    let out = primitive(&Tensor::<Backend<R>, 2>::empty([rows, cols], &device));
+    cubeport::layer_norm_into(
+        &client,
+        view(&px),
+        Some(view(&pw)),
+        Some(view(&pbias)),
+        view_mut(&out),
+        eps,
+    )?;
+    let centred = x.clone() - x.clone().mean_dim(1);
+    let var = centred.clone().powf_scalar(2.0).mean_dim(1);
+    let want = centred / var.add_scalar(eps).sqrt() * w.unsqueeze::<2>()
+        + bias.clone().unsqueeze::<2>();
+    report("layer_norm", max_abs_diff(from_primitive(out), want), 1e-5);
+
+    // 4. matmul with the fused epilogue gelu(a·b + bias); `b` is a transposed Burn view
     //    (strides, no copy), which cubeport reads as is.
     let a = Tensor::<Backend<R>, 2>::random([rows, k], Distribution::Uniform(-1.0, 1.0), &device);
     let bt = Tensor::<Backend<R>, 2>::random([cols, k], Distribution::Uniform(-1.0, 1.0), &device);
