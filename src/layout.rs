@@ -165,6 +165,76 @@ impl Layout {
         Ok(())
     }
 
+    /// Checks an arbitrarily strided view: strides of the right rank, unit stride along the
+    /// last dimension (vector reads along rows), the furthest element inside the buffer and
+    /// the 32-bit index range. With `exclusive`, no two indices may reach the same element (an
+    /// output written in parallel). Returns the span in elements (furthest index + 1).
+    pub(crate) fn expect_strided(
+        &self,
+        name: &'static str,
+        exclusive: bool,
+    ) -> Result<usize, ShapeError> {
+        let rank = self.shape.len();
+        let not_contiguous = || ShapeError::NotContiguous {
+            name,
+            shape: self.shape.clone(),
+            strides: self.strides.clone(),
+        };
+        if self.strides.len() != rank {
+            return Err(ShapeError::StridesRank {
+                name,
+                rank,
+                strides: self.strides.len(),
+            });
+        }
+        if rank == 0 || (self.shape[rank - 1] > 1 && self.strides[rank - 1] != 1) {
+            return Err(not_contiguous());
+        }
+        if self.num_elems() == 0 {
+            return Ok(0);
+        }
+        if exclusive {
+            // Sorted by stride, each dimension must step past everything the smaller ones reach.
+            let mut dims: Vec<(usize, usize)> = self
+                .strides
+                .iter()
+                .copied()
+                .zip(self.shape.iter().copied())
+                .filter(|&(_, n)| n > 1)
+                .collect();
+            dims.sort_unstable();
+            let mut reach = 1;
+            for (stride, n) in dims {
+                if stride < reach {
+                    return Err(not_contiguous());
+                }
+                reach = stride * (n - 1) + reach;
+            }
+        }
+        let last: usize = self
+            .shape
+            .iter()
+            .zip(&self.strides)
+            .map(|(&n, &s)| (n - 1) * s)
+            .sum();
+        if last >= MAX_ELEMS {
+            return Err(ShapeError::TooLarge {
+                name,
+                elems: last + 1,
+                max: MAX_ELEMS,
+            });
+        }
+        let needed = ((last + 1) * self.dtype.size()) as u64;
+        if needed > self.buffer_bytes {
+            return Err(ShapeError::BufferTooSmall {
+                name,
+                needed,
+                got: self.buffer_bytes,
+            });
+        }
+        Ok(last + 1)
+    }
+
     pub(crate) fn expect_nonempty(&self, name: &'static str) -> Result<(), ShapeError> {
         if self.num_elems() == 0 {
             return Err(ShapeError::Empty {

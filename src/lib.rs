@@ -62,6 +62,10 @@ pub use ops::activation::{
     bias_activation_variant, bias_activation_with, bias_gelu, bias_gelu_into, bias_relu_scale,
     bias_relu_scale_into, copy_into,
 };
+pub use ops::attention::{
+    AttentionOptions, AttentionVariant, Mask, attention, attention_into, attention_variant,
+    attention_with,
+};
 pub use ops::gemv::{GemvVariant, Transpose, gemv, gemv_into, gemv_variant, gemv_with};
 pub use ops::histogram::{
     Binning, HistogramVariant, bincount, histc, histogram, histogram_into, histogram_variant,

@@ -11,7 +11,7 @@ macro_rules! backend_suite {
             #[allow(unused_imports)]
             use cubeport::{Activation, DType, GeluApprox};
             use rstest::rstest;
-            use crate::suite::{self, activation, gemv, norm, reduce, softmax, transpose};
+            use crate::suite::{self, activation, attention, gemv, norm, reduce, softmax, transpose};
 
             type R = $R;
 
@@ -235,6 +235,56 @@ macro_rules! backend_suite {
             fn norm_rejects_unsupported_variant() {
                 let Some(c) = client("norm_rejects_unsupported_variant") else { return };
                 norm::norm_rejects_unsupported_variant(&c);
+            }
+
+            /// (batch, heads, kv heads, Sq, Sk, D, causal): ragged lengths against the 32-key
+            /// tiles and 8-row cubes, grouped- and multi-query heads, causal with Sq > Sk (blind
+            /// rows) and Sq < Sk, head dims 1 to 128.
+            #[rstest]
+            fn attention_matches_reference(
+                #[values($(DType::$dt),*)] dtype: DType,
+                #[values(
+                    (1, 1, 1, 1, 1, 64, false),
+                    (2, 4, 4, 33, 47, 64, false),
+                    (1, 4, 2, 47, 33, 128, true),
+                    (1, 2, 1, 17, 100, 80, true),
+                    (1, 1, 1, 130, 130, 32, true),
+                    (2, 2, 2, 5, 300, 128, false),
+                    (1, 3, 3, 9, 9, 1, false)
+                )] p: attention::Problem,
+            ) {
+                let Some(c) = client("attention_matches_reference") else { return };
+                attention::attention_matches(&c, dtype, p);
+            }
+
+            #[test]
+            fn attention_strided_views() {
+                let Some(c) = client("attention_strided_views") else { return };
+                attention::attention_strided_views(&c);
+            }
+
+            #[test]
+            fn attention_edge_rows() {
+                let Some(c) = client("attention_edge_rows") else { return };
+                attention::attention_edge_rows(&c);
+            }
+
+            #[test]
+            fn attention_matches_unfused() {
+                let Some(c) = client("attention_matches_unfused") else { return };
+                attention::attention_matches_unfused(&c);
+            }
+
+            #[rstest]
+            fn attention_owned_matches_reference(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("attention_owned_matches_reference") else { return };
+                attention::attention_owned_matches(&c, dtype);
+            }
+
+            #[test]
+            fn attention_rejects_bad_input() {
+                let Some(c) = client("attention_rejects_bad_input") else { return };
+                attention::attention_rejects_bad_input(&c);
             }
 
             #[rstest]

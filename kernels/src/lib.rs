@@ -7,6 +7,7 @@
 #![allow(missing_docs)] // the #[cube] macro generates undocumented items
 
 pub mod activation;
+pub mod attention;
 pub mod gemv;
 pub mod histogram;
 pub mod matmul;

@@ -11,6 +11,7 @@
 //! Every op runs validate → select → plan → launch in that order.
 
 pub mod activation;
+pub mod attention;
 pub mod gemv;
 mod group;
 pub mod histogram;

@@ -3,6 +3,7 @@
 //! panic.
 
 mod activation;
+mod attention;
 mod gemv;
 mod histogram;
 mod matmul;
@@ -13,6 +14,7 @@ mod tolerance;
 mod transpose;
 
 pub use activation::{bias_activation, gelu_erf, gelu_tanh};
+pub use attention::{AttentionShape, attention, attention_magnitudes};
 pub use gemv::gemv;
 pub use histogram::{bin_of_range, histogram_index, histogram_range};
 pub use matmul::matmul;

@@ -6,6 +6,7 @@ use crate::DType;
 /// |---|---|---|
 /// | elementwise and activations | rtol 1e-5, atol 1e-6 | rtol 2ε, atol ε of the dtype |
 /// | RMSNorm / LayerNorm over rows of K, terms of size M | the above + atol 4·√K·ε(f32)·M | the same |
+/// | attention over K keys of D dims, Σp\|v\| = M, scores ≤ S | the above + atol 4·ε(f32)·(√K + √D·S)·M | the same |
 /// | reductions of length K | the above + 4·√K·ε(f32)·Σ\|terms\|/\|want\| | the same + output rounding |
 /// | matmul entries (K-deep, fused epilogue) | the above with 8·√K·ε(f32)·Σ\|a·b\| | the same |
 /// | matmul entries on TF32 tensor cores (f32 inputs, opt-in) | the f32 matmul bound + rtol 2⁻⁹ + 8·2⁻¹⁰·Σ\|a·b\|/√K | — |
@@ -105,6 +106,26 @@ impl Tolerance {
         let base = Self::elementwise(dtype);
         Tolerance {
             atol: base.atol + Self::row_sum_slack(k) * magnitude,
+            rtol: base.rtol,
+        }
+    }
+
+    /// An attention output over `keys` visible keys of `head_dim` dims whose terms have size
+    /// `magnitude` ([`crate::reference::attention_magnitudes`]: `Σ p·|v|`), where `score_abs`
+    /// bounds `scale·Σ_d |q·k|`: the elementwise bound plus `magnitude·4·ε(f32)·(√keys +
+    /// √head_dim·score_abs)` absolute. A score off by δ scales its weight by about `1 + δ`, and
+    /// the sums of `keys` weights and values round like any f32 sum.
+    pub fn attention(
+        dtype: DType,
+        keys: usize,
+        head_dim: usize,
+        magnitude: f64,
+        score_abs: f64,
+    ) -> Self {
+        let base = Self::elementwise(dtype);
+        let slack = Self::row_sum_slack(keys) + Self::row_sum_slack(head_dim) * score_abs;
+        Tolerance {
+            atol: base.atol + slack * magnitude,
             rtol: base.rtol,
         }
     }

@@ -1,6 +1,7 @@
 //! Shared helpers of the generic test bodies.
 
 pub mod activation;
+pub mod attention;
 pub mod gemv;
 pub mod hardening;
 pub mod histogram;

@@ -131,8 +131,8 @@ fn check<R: CubeRuntime>(device: R::Device, name: &str) -> Result<Vec<String>, c
     )?;
     let centred = x.clone() - x.clone().mean_dim(1);
     let var = centred.clone().powf_scalar(2.0).mean_dim(1);
-    let want = centred / var.add_scalar(eps).sqrt() * w.unsqueeze::<2>()
-        + bias.clone().unsqueeze::<2>();
+    let want =
+        centred / var.add_scalar(eps).sqrt() * w.unsqueeze::<2>() + bias.clone().unsqueeze::<2>();
     report("layer_norm", max_abs_diff(from_primitive(out), want), 1e-5);
 
     // 4. matmul with the fused epilogue gelu(a·b + bias); `b` is a transposed Burn view

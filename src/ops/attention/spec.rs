@@ -1,0 +1,327 @@
+//! Pure validation and selection of attention: no device, so every error path is unit-tested.
+
+use crate::ops::{ReducePath, RowGroup};
+use crate::{Caps, DType, Error, Layout, ShapeError};
+use cubeport_kernels::attention::AttentionConfig;
+use std::fmt;
+
+/// Keys per tile of the SIMT kernel, widest first (one unit each; also the row group of its
+/// reductions).
+const SIMT_KEYS: [u32; 3] = [32, 16, 8];
+/// Query rows per cube of the SIMT kernel.
+const SIMT_ROWS: u32 = 8;
+/// Largest head dimension the SIMT kernel stages in shared memory.
+pub(crate) const SIMT_MAX_HEAD_DIM: usize = 128;
+
+/// Which scores a query sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum Mask {
+    /// Every key.
+    #[default]
+    None,
+    /// Causal, aligned to the bottom-right corner: query `i` sees key `j` when
+    /// `j + Sq ≤ i + Sk` (FlashAttention's convention, PyTorch's `causal_lower_right`; the
+    /// usual lower triangle when `Sq == Sk`).
+    Causal,
+}
+
+/// Options of an attention call.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct AttentionOptions {
+    /// The mask.
+    pub mask: Mask,
+    /// Multiplies the scores before the softmax; `None` is `1/√D`.
+    pub scale: Option<f32>,
+}
+
+impl AttentionOptions {
+    /// The causal mask.
+    pub fn causal(mut self) -> Self {
+        self.mask = Mask::Causal;
+        self
+    }
+
+    /// A softmax scale other than `1/√D`.
+    pub fn scale(mut self, scale: f32) -> Self {
+        self.scale = Some(scale);
+        self
+    }
+}
+
+/// An attention variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AttentionVariant {
+    /// `attention_simt_kernel`: K/V tiles of 32 keys (16 or 8 where shared memory is short) in
+    /// shared memory, one unit per key and query row, the row's reductions along `path`; f32
+    /// arithmetic on every backend, head dims up to 128.
+    Simt(ReducePath),
+}
+
+impl fmt::Display for AttentionVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            AttentionVariant::Simt(path) => write!(f, "simt_{path}"),
+        }
+    }
+}
+
+/// The tensors of one call, as layouts.
+pub(crate) struct AttentionLayouts<'a> {
+    pub q: &'a Layout,
+    pub k: &'a Layout,
+    pub v: &'a Layout,
+    pub out: &'a Layout,
+    pub lse: Option<&'a Layout>,
+}
+
+/// A validated attention problem.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AttentionSpec {
+    pub batch: usize,
+    pub heads: usize,
+    pub kv_heads: usize,
+    pub sq: usize,
+    pub sk: usize,
+    pub head_dim: usize,
+    /// `[batch, head, row]` strides (elements) of q, k, v and out; `D` has unit stride.
+    pub strides: [[usize; 3]; 4],
+    /// Elements each of q, k, v, out spans.
+    pub spans: [usize; 4],
+    pub dtype: DType,
+    pub causal: bool,
+    pub lse: bool,
+    pub scale: f32,
+}
+
+fn rank4(name: &'static str, l: &Layout) -> Result<[usize; 4], ShapeError> {
+    <[usize; 4]>::try_from(l.shape.as_slice()).map_err(|_| ShapeError::Rank {
+        name,
+        expected: 4,
+        shape: l.shape.clone(),
+    })
+}
+
+impl AttentionSpec {
+    pub(crate) fn new(
+        t: &AttentionLayouts<'_>,
+        opts: AttentionOptions,
+    ) -> Result<Self, ShapeError> {
+        let [batch, heads, sq, head_dim] = rank4("q", t.q)?;
+        let [kb, kv_heads, sk, kd] = rank4("k", t.k)?;
+        t.q.expect_nonempty("q")?;
+        t.k.expect_nonempty("k")?;
+        if kb != batch || kd != head_dim || !heads.is_multiple_of(kv_heads) {
+            return Err(ShapeError::ShapeMismatch {
+                name: "k",
+                expected: vec![batch, kv_heads.max(1), sk, head_dim],
+                got: t.k.shape.clone(),
+            });
+        }
+        if kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+            return Err(ShapeError::ShapeMismatch {
+                name: "k",
+                expected: vec![batch, heads, sk, head_dim],
+                got: t.k.shape.clone(),
+            });
+        }
+        t.v.expect_matches("v", t.k)?;
+        t.k.expect_matches(
+            "k",
+            &Layout {
+                dtype: t.q.dtype,
+                ..t.k.clone()
+            },
+        )?;
+        t.out.expect_matches("out", t.q)?;
+        let spans = [
+            t.q.expect_strided("q", false)?,
+            t.k.expect_strided("k", false)?,
+            t.v.expect_strided("v", false)?,
+            t.out.expect_strided("out", true)?,
+        ];
+        if let Some(lse) = t.lse {
+            let want = Layout {
+                shape: vec![batch, heads, sq],
+                dtype: DType::F32,
+                ..lse.clone()
+            };
+            lse.expect_matches("lse", &want)?;
+            lse.expect_dense("lse")?;
+        }
+        let scale = opts.scale.unwrap_or(1.0 / (head_dim as f32).sqrt());
+        if !scale.is_finite() {
+            return Err(ShapeError::InvalidParameter {
+                name: "scale",
+                value: scale.to_string(),
+                expected: "finite",
+            });
+        }
+        let s = |l: &Layout| [l.strides[0], l.strides[1], l.strides[2]];
+        Ok(Self {
+            batch,
+            heads,
+            kv_heads,
+            sq,
+            sk,
+            head_dim,
+            strides: [s(t.q), s(t.k), s(t.v), s(t.out)],
+            spans,
+            dtype: t.q.dtype,
+            causal: opts.mask == Mask::Causal,
+            lse: t.lse.is_some(),
+            scale,
+        })
+    }
+}
+
+/// What the launcher runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AttentionPlan {
+    pub cfg: AttentionConfig,
+}
+
+impl AttentionVariant {
+    /// The automatic choice: the SIMT kernel, combining through planes where the device
+    /// advertises plane ops and a tile width that is a multiple of the plane width fits.
+    pub(crate) fn select(caps: &Caps, spec: &AttentionSpec) -> Self {
+        let plane = AttentionVariant::Simt(ReducePath::Plane);
+        if caps.plane.ops && plane.plan(caps, spec, "attention").is_ok() {
+            plane
+        } else {
+            AttentionVariant::Simt(ReducePath::Shared)
+        }
+    }
+
+    /// The launch plan, or [`Error::Unsupported`] when the device or the problem rules the
+    /// variant out (a head dim beyond 128, a tile that fits neither the shared memory nor, on
+    /// the plane path, a multiple of the plane width). Tiles take 32 keys where they fit, else
+    /// 16 or 8 (devices with 32 KiB of shared memory at head dim 128).
+    pub(crate) fn plan(
+        self,
+        caps: &Caps,
+        spec: &AttentionSpec,
+        op: &'static str,
+    ) -> Result<AttentionPlan, Error> {
+        let AttentionVariant::Simt(path) = self;
+        if spec.head_dim > SIMT_MAX_HEAD_DIM {
+            return Err(crate::ops::unsupported(
+                caps,
+                op,
+                format!(
+                    "head dim {} > {SIMT_MAX_HEAD_DIM} (the SIMT kernel stages K/V tiles in shared memory)",
+                    spec.head_dim
+                ),
+            ));
+        }
+        let mut last_err = None;
+        for keys in SIMT_KEYS {
+            let group = match (RowGroup { path, group: keys }).config(caps, op) {
+                Ok(mut g) => {
+                    g.groups_per_cube = SIMT_ROWS;
+                    g
+                }
+                Err(e) => {
+                    last_err = Some(e);
+                    continue;
+                }
+            };
+            let cfg = AttentionConfig {
+                group,
+                head_dim: spec.head_dim,
+                causal: spec.causal,
+                lse: spec.lse,
+            };
+            let bytes = cfg.shared_words() * 4;
+            if bytes <= caps.max_shared_bytes {
+                return Ok(AttentionPlan { cfg });
+            }
+            last_err = Some(crate::ops::unsupported(
+                caps,
+                op,
+                format!(
+                    "{bytes} bytes of shared memory needed at {keys} keys per tile, device has {}",
+                    caps.max_shared_bytes
+                ),
+            ));
+        }
+        Err(last_err.unwrap_or_else(|| crate::ops::unsupported(caps, op, "no tile width fits")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::dense;
+
+    fn layouts<'a>(q: &'a Layout, k: &'a Layout, out: &'a Layout) -> AttentionLayouts<'a> {
+        AttentionLayouts {
+            q,
+            k,
+            v: k,
+            out,
+            lse: None,
+        }
+    }
+
+    #[test]
+    fn validates_shapes() {
+        let q = dense(&[2, 8, 5, 64], DType::F16);
+        let k = dense(&[2, 2, 7, 64], DType::F16);
+        let spec =
+            AttentionSpec::new(&layouts(&q, &k, &q), AttentionOptions::default().causal()).unwrap();
+        assert_eq!((spec.heads, spec.kv_heads, spec.sq, spec.sk), (8, 2, 5, 7));
+        assert!(spec.causal && (spec.scale - 0.125).abs() < 1e-7);
+        let k3 = dense(&[2, 3, 7, 64], DType::F16);
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&q, &k3, &q), AttentionOptions::default()),
+            Err(ShapeError::ShapeMismatch { name: "k", .. })
+        ));
+        let kd = dense(&[2, 2, 7, 32], DType::F16);
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&q, &kd, &q), AttentionOptions::default()),
+            Err(ShapeError::ShapeMismatch { name: "k", .. })
+        ));
+        let q3 = dense(&[8, 5, 64], DType::F16);
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&q3, &k, &q3), AttentionOptions::default()),
+            Err(ShapeError::Rank { name: "q", .. })
+        ));
+        let kf = dense(&[2, 2, 7, 64], DType::F32);
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&q, &kf, &q), AttentionOptions::default()),
+            Err(ShapeError::DTypeMismatch { name: "k", .. })
+        ));
+        assert!(matches!(
+            AttentionSpec::new(
+                &layouts(&q, &k, &q),
+                AttentionOptions::default().scale(f32::NAN)
+            ),
+            Err(ShapeError::InvalidParameter { name: "scale", .. })
+        ));
+    }
+
+    #[test]
+    fn accepts_head_major_views_and_refuses_overlapping_outputs() {
+        // [B, S, H, D] memory viewed as [B, H, S, D].
+        let mut q = dense(&[2, 8, 5, 64], DType::F32);
+        q.strides = vec![5 * 8 * 64, 64, 8 * 64, 1];
+        let k = dense(&[2, 8, 7, 64], DType::F32);
+        let out = dense(&[2, 8, 5, 64], DType::F32);
+        let spec = AttentionSpec::new(&layouts(&q, &k, &out), AttentionOptions::default()).unwrap();
+        assert_eq!(spec.strides[0], [2560, 64, 512]);
+        let mut bad = out.clone();
+        bad.strides = vec![5 * 64, 0, 64, 1]; // every head writes the same rows
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&q, &k, &bad), AttentionOptions::default()),
+            Err(ShapeError::NotContiguous { name: "out", .. })
+        ));
+        let mut col = q.clone();
+        col.strides[3] = 2;
+        assert!(matches!(
+            AttentionSpec::new(&layouts(&col, &k, &out), AttentionOptions::default()),
+            Err(ShapeError::NotContiguous { name: "q", .. })
+        ));
+    }
+}
