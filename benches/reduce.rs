@@ -1,10 +1,10 @@
-//! Criterion benchmarks of the row families over one f32 matrix — reduce (sum and max of
-//! everything, per-row and per-column sums), softmax (automatic and every row-group width),
-//! normalization ([`cubeport_cli::cases::norm_cases`]: RMSNorm, LayerNorm and the residual add
-//! + RMSNorm in every dtype at short, 4096, long and streamed rows, each after the device copy
-//! of its size) and GEMV (`A·v`, `Aᵀ·v`, every variant) — next to the device copy of it (the ceiling), measured
-//! in the same process. The cases are [`cubeport_cli::cases::reduce_cases`],
-//! [`cubeport_cli::cases::softmax_cases`] and [`cubeport_cli::cases::gemv_cases`] (shared with
+//! Criterion benchmarks of the row families over one f32 matrix, next to the device copy of it
+//! (the ceiling), measured in the same process: reduce (sum and max of everything, per-row and
+//! per-column sums), softmax (automatic and every row-group width), normalization (RMSNorm,
+//! LayerNorm and residual add with RMSNorm in every dtype at short, 4096, long and streamed
+//! rows, each after the device copy of its size) and GEMV (`A·v`, `Aᵀ·v`, every variant). The
+//! cases are [`cubeport_cli::cases::reduce_cases`], [`cubeport_cli::cases::softmax_cases`],
+//! [`cubeport_cli::cases::norm_cases`] and [`cubeport_cli::cases::gemv_cases`] (shared with
 //! `cubeport bench`); each was checked against the f64 reference when it was built. With
 //! `--features peer-cubek`, cubek 0.2's row sum (every strategy that runs) on a matrix of the
 //! same shape.

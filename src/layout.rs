@@ -208,7 +208,7 @@ impl Layout {
                 if stride < reach {
                     return Err(not_contiguous());
                 }
-                reach = stride * (n - 1) + reach;
+                reach += stride * (n - 1);
             }
         }
         let last: usize = self

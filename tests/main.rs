@@ -257,16 +257,16 @@ macro_rules! backend_suite {
                 attention::attention_matches(&c, dtype, p);
             }
 
-            #[test]
-            fn attention_strided_views() {
+            #[rstest]
+            fn attention_strided_views(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("attention_strided_views") else { return };
-                attention::attention_strided_views(&c);
+                attention::attention_strided_views(&c, dtype);
             }
 
-            #[test]
-            fn attention_edge_rows() {
+            #[rstest]
+            fn attention_edge_rows(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("attention_edge_rows") else { return };
-                attention::attention_edge_rows(&c);
+                attention::attention_edge_rows(&c, dtype);
             }
 
             #[test]

@@ -97,11 +97,7 @@ fn rows<'a>(
             })
             .collect()
     };
-    let len = if row_len == 0 {
-        0
-    } else {
-        input.len() / row_len * row_len
-    };
+    let len = input.len().checked_div(row_len).unwrap_or(0) * row_len;
     (0..len).map(move |i| per_row[i / row_len])
 }
 

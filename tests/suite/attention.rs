@@ -27,12 +27,29 @@ fn shape_of(p: Problem) -> AttentionShape {
     }
 }
 
-/// The automatic variant and every variant the device runs.
-fn variants<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<AttentionVariant>> {
+/// The automatic variant and every variant the device runs for `dtype` at head dim `d`: both
+/// SIMT paths (plane where the width divides 32), and the tensor-core kernel where its documented
+/// conditions hold (manual MMA, cp.async, 32-wide planes, f16/bf16, `d` a multiple of 16 up to
+/// 128), in its default shape and a narrower one.
+fn variants<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    d: usize,
+) -> Vec<Option<AttentionVariant>> {
     let caps = cubeport::caps_of(client);
     let mut v = vec![None, Some(AttentionVariant::Simt(ReducePath::Shared))];
     if caps.plane.fixed_width().is_some_and(|w| 32 % w == 0) {
         v.push(Some(AttentionVariant::Simt(ReducePath::Plane)));
+    }
+    let mma = caps.manual_mma
+        && caps.copy_async
+        && caps.plane.fixed_width() == Some(32)
+        && matches!(dtype, DType::F16 | DType::BF16)
+        && d.is_multiple_of(16)
+        && d <= 128;
+    if mma {
+        v.push(Some(AttentionVariant::MMA));
+        v.push(Some(AttentionVariant::Mma { warps: 2, keys: 32 }));
     }
     v
 }
@@ -124,7 +141,7 @@ pub fn attention_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, p:
         let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
         let (want, want_lse, tol) = reference_of::<E>(&qf, &kf, &vf, p, scale);
         let score_abs = scale * d as f64;
-        for variant in variants(client) {
+        for variant in variants(client, dtype, d) {
             let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant);
             let c = compare_each(&got, &want, |i| tol[i]);
             assert!(c.ok(), "attention {dtype} {p:?} {variant:?} on {}: {c}", R::name(client));
@@ -137,15 +154,19 @@ pub fn attention_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, p:
 /// `[B, S, H, D]` memory (as projections produce it) viewed as `[B, H, S, D]` for q, k, v and
 /// out: no copy, the same result as dense tensors, and the out buffer's other elements (a
 /// larger pitch between rows) left alone.
-pub fn attention_strided_views<R: Runtime>(client: &ComputeClient<R>) {
+pub fn attention_strided_views<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    with_dtype!(dtype, E => strided_views::<R, E>(client))
+}
+
+fn strided_views<R: Runtime, E: Element>(client: &ComputeClient<R>) {
     let p: Problem = (2, 4, 2, 19, 23, 64, true);
     let (b, h, hk, sq, sk, d, _) = p;
-    let q: Vec<f32> = seeded(5, b * h * sq * d, -1.0, 1.0);
-    let k: Vec<f32> = seeded(6, b * hk * sk * d, -1.0, 1.0);
-    let v: Vec<f32> = seeded(7, b * hk * sk * d, -1.0, 1.0);
+    let q: Vec<E> = seeded(5, b * h * sq * d, -1.0, 1.0);
+    let k: Vec<E> = seeded(6, b * hk * sk * d, -1.0, 1.0);
+    let v: Vec<E> = seeded(7, b * hk * sk * d, -1.0, 1.0);
     // Dense [B, H, S, D] → [B, S, H, D] memory.
-    let to_bshd = |x: &[f32], heads: usize, s: usize| {
-        let mut y = vec![0.0f32; x.len()];
+    let to_bshd = |x: &[E], heads: usize, s: usize| {
+        let mut y = vec![E::from_f64(0.0); x.len()];
         for bi in 0..b {
             for hi in 0..heads {
                 for si in 0..s {
@@ -166,25 +187,20 @@ pub fn attention_strided_views<R: Runtime>(client: &ComputeClient<R>) {
     );
     // out rows padded to 80 (a pitch wider than D), [B, S, H, 80] memory.
     let pitch = 80;
-    let out = poisoned::<R, f32>(client, &[b * sq * h * pitch]).unwrap();
+    let out = poisoned::<R, E>(client, &[b * sq * h * pitch]).unwrap();
     cubeport::attention_into(
         client,
-        TensorRef::new(dq.handle(), &[b, h, sq, d], &bshd(h, sq, d), DType::F32),
-        TensorRef::new(dk.handle(), &[b, hk, sk, d], &bshd(hk, sk, d), DType::F32),
-        TensorRef::new(dv.handle(), &[b, hk, sk, d], &bshd(hk, sk, d), DType::F32),
-        TensorMut::new(
-            out.handle(),
-            &[b, h, sq, d],
-            &bshd(h, sq, pitch),
-            DType::F32,
-        ),
+        TensorRef::new(dq.handle(), &[b, h, sq, d], &bshd(h, sq, d), E::DTYPE),
+        TensorRef::new(dk.handle(), &[b, hk, sk, d], &bshd(hk, sk, d), E::DTYPE),
+        TensorRef::new(dv.handle(), &[b, hk, sk, d], &bshd(hk, sk, d), E::DTYPE),
+        TensorMut::new(out.handle(), &[b, h, sq, d], &bshd(h, sq, pitch), E::DTYPE),
         None,
         AttentionOptions::default().causal(),
     )
     .unwrap();
     let got = out.to_vec(client).unwrap();
     let scale = 1.0 / (d as f64).sqrt();
-    let (want, _, tol) = reference_of::<f32>(&to_f64(&q), &to_f64(&k), &to_f64(&v), p, scale);
+    let (want, _, tol) = reference_of::<E>(&to_f64(&q), &to_f64(&k), &to_f64(&v), p, scale);
     let mut dense = vec![0.0f64; want.len()];
     for bi in 0..b {
         for hi in 0..h {
@@ -193,9 +209,13 @@ pub fn attention_strided_views<R: Runtime>(client: &ComputeClient<R>) {
                 for dd in 0..pitch {
                     let g = got[src + dd];
                     if dd >= d {
-                        assert_eq!(g, poison::<f32>(), "padding written at {bi},{si},{hi},{dd}");
+                        assert_eq!(
+                            g.to_f64(),
+                            poison::<E>().to_f64(),
+                            "padding written at {bi},{si},{hi},{dd}"
+                        );
                     } else {
-                        dense[((bi * h + hi) * sq + si) * d + dd] = g as f64;
+                        dense[((bi * h + hi) * sq + si) * d + dd] = g.to_f64();
                     }
                 }
             }
@@ -210,40 +230,40 @@ pub fn attention_strided_views<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 /// NaN in a query row, a key and a value; rows that see no key (causal, Sq > Sk); a huge score
-/// range (the online rescaling must not overflow).
-pub fn attention_edge_rows<R: Runtime>(client: &ComputeClient<R>) {
-    for causal in [false, true] {
-        let p: Problem = (1, 2, 1, 40, 37, 32, causal);
-        let (b, h, hk, sq, sk, d, _) = p;
-        let mut q: Vec<f32> = seeded(11, b * h * sq * d, -1.0, 1.0);
-        let mut k: Vec<f32> = seeded(12, b * hk * sk * d, -1.0, 1.0);
-        let mut v: Vec<f32> = seeded(13, b * hk * sk * d, -1.0, 1.0);
-        q[5 * d + 3] = f32::NAN; // head 0, row 5
-        k[30 * d + 1] = f32::NAN; // key 30: seen by every row (non-causal) or rows ≥ 33
-        v[2 * d + 7] = f32::NAN; // value 2: poisons dim 7 of the rows that see key 2
-        for x in &mut q[(sq + 9) * d..(sq + 10) * d] {
-            *x *= 60.0; // head 1, row 9: scores of ±60 · 32 / √32
+/// range (the online rescaling must not overflow). The NaN value sits at key 0, which every row
+/// that sees anything sees (values of masked keys must be finite for the tensor-core kernel).
+pub fn attention_edge_rows<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    with_dtype!(dtype, E => {
+        for causal in [false, true] {
+            let p: Problem = (1, 2, 1, 40, 37, 32, causal);
+            let (b, h, hk, sq, sk, d, _) = p;
+            let mut q: Vec<f32> = seeded(11, b * h * sq * d, -1.0, 1.0);
+            let mut k: Vec<f32> = seeded(12, b * hk * sk * d, -1.0, 1.0);
+            let mut v: Vec<f32> = seeded(13, b * hk * sk * d, -1.0, 1.0);
+            q[5 * d + 3] = f32::NAN; // head 0, row 5
+            k[30 * d + 1] = f32::NAN; // key 30: seen by every row (non-causal) or rows ≥ 33
+            v[7] = f32::NAN; // value 0, dim 7: NaN there for every row that sees anything
+            for x in &mut q[(sq + 9) * d..(sq + 10) * d] {
+                *x *= 60.0; // head 1, row 9: scores of ±60 · 32 / √32
+            }
+            let cast = |x: &[f32]| x.iter().map(|&v| E::from_f64(v as f64)).collect::<Vec<E>>();
+            let (q, k, v) = (cast(&q), cast(&k), cast(&v));
+            let scale = 1.0 / (d as f64).sqrt();
+            let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
+            let (want, want_lse, tol) = reference_of::<E>(&qf, &kf, &vf, p, scale);
+            for variant in variants(client, dtype, d) {
+                let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant);
+                let c = compare_each(&got, &want, |i| tol[i]);
+                assert!(
+                    c.ok(),
+                    "attention edge rows {dtype} causal={causal} {variant:?} on {}: {c}",
+                    R::name(client)
+                );
+                let c = compare_each(&lse, &want_lse, |_| lse_tolerance(sk, 60.0 * scale * d as f64));
+                assert!(c.ok(), "attention edge lse {dtype} causal={causal} {variant:?}: {c}");
+            }
         }
-        let scale = 1.0 / (d as f64).sqrt();
-        let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
-        let (want, want_lse, tol) = reference_of::<f32>(&qf, &kf, &vf, p, scale);
-        for variant in variants(client) {
-            let (got, lse) = run::<R, f32>(client, (&q, &k, &v), p, variant);
-            let c = compare_each(&got, &want, |i| tol[i]);
-            assert!(
-                c.ok(),
-                "attention edge rows causal={causal} {variant:?} on {}: {c}",
-                R::name(client)
-            );
-            let c = compare_each(&lse, &want_lse, |_| {
-                lse_tolerance(sk, 60.0 * scale * d as f64)
-            });
-            assert!(
-                c.ok(),
-                "attention edge lse causal={causal} {variant:?}: {c}"
-            );
-        }
-    }
+    })
 }
 
 /// A larger problem against cubeport's own unfused composition: `S = (scale·Q)·Kᵀ` by matmul
@@ -321,7 +341,9 @@ pub fn attention_owned_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DTy
         let c = compare_each(&to_f64(&out.to_vec(client).unwrap()), &want, |i| tol[i]);
         assert!(c.ok(), "owned attention {dtype} on {}: {c}", R::name(client));
         let v = cubeport::attention_variant(client, &dq.as_ref(), &dk.as_ref(), opts).unwrap();
-        assert!(matches!(v, AttentionVariant::Simt(_)), "{v:?}");
+        // The tensor-core kernel wherever it runs, else the SIMT kernel.
+        let mma = variants(client, dtype, d).contains(&Some(AttentionVariant::MMA));
+        assert_eq!(matches!(v, AttentionVariant::Mma { .. }), mma, "{v:?}");
     })
 }
 

@@ -4,12 +4,17 @@
 //! | kernel | mapping | arithmetic |
 //! |---|---|---|
 //! | [`attention_simt_kernel()`] | one group of `CUBE_DIM_X` units per query row, `CUBE_DIM_Y` rows per cube; unit `x` scores key `x` of each tile and owns output dims `x, x + G, …` | f32 CUDA cores / shader ALUs, every backend |
+//! | [`attention_mma_kernel()`] | 16 query rows per plane, K/V tiles through a two-stage `cp.async` pipeline | `mma.sync` tensor cores (CUDA), f16/bf16 |
 //!
 //! Per tile of `G` keys: the tile's keys and values are staged in shared memory (f32), each unit
 //! scores its key against the row's query, the group takes the tile's maximum and the sum of
 //! `exp(s − m)`, rescales its running output by `exp(m_old − m_new)` and adds `Σ p·v`. Causal
 //! masks are aligned to the bottom-right corner (key `j` is visible to query `i` when
 //! `j + Sq ≤ i + Sk`), and a cube stops at the last tile any of its rows can see.
+
+mod mma;
+
+pub use mma::*;
 
 use crate::reduce::{GroupConfig, Max, ReduceOp, Sum, group_reduce};
 use cubecl::prelude::*;
@@ -63,7 +68,7 @@ impl AttentionConfig {
 /// [`GroupConfig`] with `CUBE_DIM = (group, groups_per_cube)`; `cfg.head_dim ≥ 1`; the shared
 /// memory of [`AttentionConfig::shared_words`] fits the device; `inf = +∞`.
 #[cube(launch_unchecked)]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)] // comptime and runtime conditions stay apart
 pub fn attention_simt_kernel<F: Float>(
     q: &Array<F>,
     k: &Array<F>,
@@ -133,7 +138,7 @@ pub fn attention_simt_kernel<F: Float>(
         let last = min_index(row0 + r, sq);
         key_end = select(last + sk > sq, min_index(last + sk - sq, sk), 0);
     }
-    let tiles = (key_end + g - 1) / g;
+    let tiles = key_end.div_ceil(g);
     let k_base = b * k_strides[0] + hk * k_strides[1];
     let v_base = b * v_strides[0] + hk * v_strides[1];
 

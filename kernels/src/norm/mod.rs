@@ -291,7 +291,7 @@ fn norm_row_cached<F: Float, N: Size>(
 /// element), then a second read that writes (from `sum` with a residual, which this unit wrote
 /// itself in the first pass).
 #[cube]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)] // comptime and runtime conditions stay apart
 fn norm_row_streamed<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     residual: &Array<Vector<F, N>>,

@@ -7,7 +7,7 @@ use crate::ops::group::spread_cubes;
 use crate::{Caps, Element, Error};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
-use cubeport_kernels::attention::attention_simt_kernel;
+use cubeport_kernels::attention::{attention_mma_kernel, attention_simt_kernel};
 
 /// The device buffers of one call (`lse`: the caller's, or a one-word stand-in never written).
 pub(crate) struct AttentionHandles<'a> {
@@ -47,8 +47,10 @@ fn typed<R: Runtime, E: Element>(
     spec: &AttentionSpec,
     plan: AttentionPlan,
 ) {
-    let group = plan.cfg.group;
-    let rows = group.groups_per_cube as usize;
+    let rows = match plan {
+        AttentionPlan::Simt(cfg) => cfg.group.groups_per_cube as usize,
+        AttentionPlan::Mma(cfg) => cfg.rows(),
+    };
     let row_blocks = spec.sq.div_ceil(rows);
     let cubes = spec.batch * spec.heads * row_blocks;
     let lse_len = if spec.lse {
@@ -65,29 +67,57 @@ fn typed<R: Runtime, E: Element>(
         row_blocks,
         cubes,
     ];
-    // SAFETY: `AttentionSpec::new` proved q/out `[B, H, Sq, D]` and k/v `[B, Hkv, Sk, D]` with
-    // `Hkv | H`, unit stride along D and every index the strides reach inside the spans passed
-    // here (out with no two indices on one element), one float dtype, and `lse` (when written)
-    // dense `[B, H, Sq]` f32; `plan` checked the row group, `D ≤ 128` and the shared memory;
-    // cubes past `cubes` exit before any barrier.
+    let count = spread_cubes(caps, cubes);
+    // SAFETY: each call below passes a handle with the element count its tensor spans (see
+    // the block comment on the launch).
+    let arr = |h: &Handle, len: usize| unsafe { ArrayArg::from_raw_parts(h.clone(), len) };
+    // SAFETY (both arms): `AttentionSpec::new` proved q/out `[B, H, Sq, D]` and k/v
+    // `[B, Hkv, Sk, D]` with `Hkv | H`, unit stride along D and every index the strides reach
+    // inside the spans passed here (out with no two indices on one element), one float dtype,
+    // and `lse` (when written) dense `[B, H, Sq]` f32; cubes past `cubes` exit before any
+    // barrier. SIMT: `plan` checked the row group, `D ≤ 128` and the shared memory. MMA: `plan`
+    // checked manual MMA, cp.async and 32-wide planes, f16/bf16, `D` a multiple of 16 up to 128,
+    // q/k/v strides multiples of 8 (so the spans are whole 16-byte vectors) and the shared
+    // memory.
     unsafe {
-        attention_simt_kernel::launch_unchecked::<E, R>(
-            client,
-            spread_cubes(caps, cubes),
-            CubeDim::new_2d(group.group, group.groups_per_cube),
-            ArrayArg::from_raw_parts(h.q.clone(), spec.spans[0]),
-            ArrayArg::from_raw_parts(h.k.clone(), spec.spans[1]),
-            ArrayArg::from_raw_parts(h.v.clone(), spec.spans[2]),
-            ArrayArg::from_raw_parts(h.out.clone(), spec.spans[3]),
-            ArrayArg::from_raw_parts(h.lse.clone(), lse_len),
-            seq(&qs),
-            seq(&ks),
-            seq(&vs),
-            seq(&os),
-            seq(&dims),
-            spec.scale,
-            f32::INFINITY,
-            plan.cfg,
-        )
+        match plan {
+            AttentionPlan::Simt(cfg) => attention_simt_kernel::launch_unchecked::<E, R>(
+                client,
+                count,
+                CubeDim::new_2d(cfg.group.group, cfg.group.groups_per_cube),
+                arr(h.q, spec.spans[0]),
+                arr(h.k, spec.spans[1]),
+                arr(h.v, spec.spans[2]),
+                arr(h.out, spec.spans[3]),
+                arr(h.lse, lse_len),
+                seq(&qs),
+                seq(&ks),
+                seq(&vs),
+                seq(&os),
+                seq(&dims),
+                spec.scale,
+                f32::INFINITY,
+                cfg,
+            ),
+            AttentionPlan::Mma(cfg) => attention_mma_kernel::launch_unchecked::<E, R>(
+                client,
+                count,
+                CubeDim::new_1d(32 * cfg.warps as u32),
+                8,
+                arr(h.q, spec.spans[0]),
+                arr(h.k, spec.spans[1]),
+                arr(h.v, spec.spans[2]),
+                arr(h.out, spec.spans[3]),
+                arr(h.lse, lse_len),
+                seq(&qs),
+                seq(&ks),
+                seq(&vs),
+                seq(&os),
+                seq(&dims),
+                spec.scale,
+                f32::INFINITY,
+                cfg,
+            ),
+        }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::ops::{ReducePath, RowGroup};
 use crate::{Caps, DType, Error, Layout, ShapeError};
-use cubeport_kernels::attention::AttentionConfig;
+use cubeport_kernels::attention::{AttentionConfig, AttentionMmaConfig};
 use std::fmt;
 
 /// Keys per tile of the SIMT kernel, widest first (one unit each; also the row group of its
@@ -57,12 +57,27 @@ pub enum AttentionVariant {
     /// shared memory, one unit per key and query row, the row's reductions along `path`; f32
     /// arithmetic on every backend, head dims up to 128.
     Simt(ReducePath),
+    /// `attention_mma_kernel` (CUDA): `mma.sync` tensor cores, 16 query rows per plane and
+    /// `warps` planes per cube, K/V tiles of `keys` keys through a two-stage `cp.async`
+    /// pipeline; f16/bf16, head dims a multiple of 16 up to 128, strides multiples of 8.
+    Mma {
+        /// Planes per cube.
+        warps: u8,
+        /// Keys per tile (a multiple of 16).
+        keys: u16,
+    },
+}
+
+impl AttentionVariant {
+    /// The tensor-core shape the automatic choice takes: 4 planes (64 query rows), 64 keys.
+    pub const MMA: AttentionVariant = AttentionVariant::Mma { warps: 4, keys: 64 };
 }
 
 impl fmt::Display for AttentionVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttentionVariant::Simt(path) => write!(f, "simt_{path}"),
+            AttentionVariant::Mma { warps, keys } => write!(f, "mma_w{warps}_k{keys}"),
         }
     }
 }
@@ -178,14 +193,18 @@ impl AttentionSpec {
 
 /// What the launcher runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct AttentionPlan {
-    pub cfg: AttentionConfig,
+pub(crate) enum AttentionPlan {
+    Simt(AttentionConfig),
+    Mma(AttentionMmaConfig),
 }
 
 impl AttentionVariant {
     /// The automatic choice: the SIMT kernel, combining through planes where the device
     /// advertises plane ops and a tile width that is a multiple of the plane width fits.
     pub(crate) fn select(caps: &Caps, spec: &AttentionSpec) -> Self {
+        if AttentionVariant::MMA.plan(caps, spec, "attention").is_ok() {
+            return AttentionVariant::MMA;
+        }
         let plane = AttentionVariant::Simt(ReducePath::Plane);
         if caps.plane.ops && plane.plan(caps, spec, "attention").is_ok() {
             plane
@@ -204,7 +223,13 @@ impl AttentionVariant {
         spec: &AttentionSpec,
         op: &'static str,
     ) -> Result<AttentionPlan, Error> {
-        let AttentionVariant::Simt(path) = self;
+        let path = match self {
+            AttentionVariant::Simt(path) => path,
+            AttentionVariant::Mma { warps, keys } => {
+                return mma_plan(caps, spec, op, warps as usize, keys as usize)
+                    .map(AttentionPlan::Mma);
+            }
+        };
         if spec.head_dim > SIMT_MAX_HEAD_DIM {
             return Err(crate::ops::unsupported(
                 caps,
@@ -235,7 +260,7 @@ impl AttentionVariant {
             };
             let bytes = cfg.shared_words() * 4;
             if bytes <= caps.max_shared_bytes {
-                return Ok(AttentionPlan { cfg });
+                return Ok(AttentionPlan::Simt(cfg));
             }
             last_err = Some(crate::ops::unsupported(
                 caps,
@@ -248,6 +273,61 @@ impl AttentionVariant {
         }
         Err(last_err.unwrap_or_else(|| crate::ops::unsupported(caps, op, "no tile width fits")))
     }
+}
+
+/// The tensor-core configuration, or why it cannot run here.
+fn mma_plan(
+    caps: &Caps,
+    spec: &AttentionSpec,
+    op: &'static str,
+    warps: usize,
+    keys: usize,
+) -> Result<AttentionMmaConfig, Error> {
+    let no = |reason: String| Err(crate::ops::unsupported(caps, op, reason));
+    if !(caps.manual_mma && caps.copy_async && caps.plane.fixed_width() == Some(32)) {
+        return no(
+            "the tensor-core kernel needs manual MMA, cp.async and 32-wide planes (CUDA sm ≥ 80)"
+                .into(),
+        );
+    }
+    if !matches!(spec.dtype, DType::F16 | DType::BF16) {
+        return no(format!(
+            "the tensor-core kernel takes f16 or bf16, not {}",
+            spec.dtype
+        ));
+    }
+    let d = spec.head_dim;
+    if !d.is_multiple_of(16) || d > 128 {
+        return no(format!("head dim {d} is not a multiple of 16 up to 128"));
+    }
+    if !(1..=8).contains(&warps) || keys == 0 || !keys.is_multiple_of(16) || keys > 128 {
+        return no(format!(
+            "{warps} planes of {keys}-key tiles: planes 1..8, keys a multiple of 16 up to 128"
+        ));
+    }
+    // Rows are copied as 16-byte vectors.
+    if spec.strides[..3]
+        .iter()
+        .flatten()
+        .any(|s| !s.is_multiple_of(8))
+    {
+        return no("q, k and v strides must be multiples of 8 elements (16-byte rows)".into());
+    }
+    let cfg = AttentionMmaConfig {
+        head_dim: d,
+        warps,
+        keys,
+        causal: spec.causal,
+        lse: spec.lse,
+    };
+    let bytes = cfg.shared_bytes(spec.dtype.size());
+    if bytes > caps.max_shared_bytes {
+        return no(format!(
+            "{bytes} bytes of shared memory needed, device has {}",
+            caps.max_shared_bytes
+        ));
+    }
+    Ok(cfg)
 }
 
 #[cfg(test)]
