@@ -213,6 +213,11 @@ impl<'c, R: Runtime> Ctx<'c, R> {
                 Box::new(move || cases::norm_cases(client, scale)),
             ),
             (
+                "attention",
+                "",
+                Box::new(move || cases::attention_cases(client, scale)),
+            ),
+            (
                 "gemv",
                 "",
                 Box::new(move || cases::gemv_cases(client, scale)),

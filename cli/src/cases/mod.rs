@@ -1,5 +1,5 @@
 //! Benchmark cases shared by the criterion benches and `cubeport bench`, one file per family
-//! (`activation`, `reduce`, `softmax`, `norm`, `gemv`, `transpose`, `histogram`, `matmul`), plus
+//! (`activation`, `attention`, `reduce`, `softmax`, `norm`, `gemv`, `transpose`, `histogram`, `matmul`), plus
 //! `memory` (the device copy, the anchor of the memory-bound families), `cublas` (the vendor
 //! anchor) and `sweep` (throughput versus size).
 //!
@@ -15,6 +15,7 @@ use cubeport::{BackendKind, DType, DeviceTensor, Error};
 use std::sync::Arc;
 
 mod activation;
+mod attention;
 #[cfg(feature = "cublas")]
 mod cublas;
 mod gemv;
@@ -28,6 +29,7 @@ mod sweep;
 mod transpose;
 
 pub use activation::*;
+pub use attention::*;
 #[cfg(feature = "cublas")]
 pub use cublas::*;
 pub use gemv::*;

@@ -14,6 +14,9 @@ pub(crate) fn measure<R: Runtime, E: Element>(
     if let Kind::Matmul { fused } = case.kind {
         return measure_matmul::<R, E>(client, shape, fused, no_time);
     }
+    if let Kind::Attention { causal } = case.kind {
+        return measure_attention::<R, E>(client, shape, causal, no_time);
+    }
     if let Kind::Norm { kind, residual, .. } = case.kind {
         return measure_norm::<R, E>(client, shape, kind, residual, no_time);
     }
@@ -134,7 +137,9 @@ pub(crate) fn measure<R: Runtime, E: Element>(
         Kind::Histogram { bins } => {
             return measure_histogram(client, &x, &dx, bins, no_time);
         }
-        Kind::Matmul { .. } | Kind::Norm { .. } => unreachable!("handled above"),
+        Kind::Matmul { .. } | Kind::Norm { .. } | Kind::Attention { .. } => {
+            unreachable!("handled above")
+        }
         Kind::Transpose { .. } => {
             out_shape = vec![shape[1], shape[0]];
             want = reference::transpose(&xf, 1, shape[0], shape[1]);
@@ -312,6 +317,76 @@ pub(crate) fn measure_norm<R: Runtime, E: Element>(
         time,
         gbps: time.map(|t| bytes as f64 / t.as_secs_f64() / 1e9),
         tflops: None,
+        copy_gbps: None,
+    })
+}
+
+/// Attention on seeded `[B, H, S, D]` queries against `[B, H/2, S, D]` keys and values
+/// (grouped-query), the automatic variant, against the f64 reference; TFLOP/s when correct.
+pub(crate) fn measure_attention<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    shape: &[usize],
+    causal: bool,
+    no_time: bool,
+) -> Result<Measured, Error> {
+    use cubeport::reference::AttentionShape;
+    let (b, h, s, d) = (shape[0], shape[1], shape[2], shape[3]);
+    let hk = h / 2;
+    let q: Vec<E> = seeded(0xC0BE_000B, b * h * s * d, -1.0, 1.0);
+    let k: Vec<E> = seeded(0xC0BE_000C, b * hk * s * d, -1.0, 1.0);
+    let v: Vec<E> = seeded(0xC0BE_000D, b * hk * s * d, -1.0, 1.0);
+    let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
+    let att = AttentionShape {
+        batch: b,
+        heads: h,
+        kv_heads: hk,
+        sq: s,
+        sk: s,
+        head_dim: d,
+    };
+    let scale = 1.0 / (d as f64).sqrt();
+    let (want, _) = reference::attention(&qf, &kf, &vf, att, causal, scale);
+    let want: Vec<f64> = want.into_iter().map(|x| E::from_f64(x).to_f64()).collect();
+    let tol: Vec<Tolerance> = reference::attention_magnitudes(&qf, &kf, &vf, att, causal, scale)
+        .into_iter()
+        .map(|m| Tolerance::attention(E::DTYPE, s, d, m, scale * d as f64))
+        .collect();
+    let dq = DeviceTensor::from_slice(client, &q, &[b, h, s, d])?;
+    let dk = DeviceTensor::from_slice(client, &k, &[b, hk, s, d])?;
+    let dv = DeviceTensor::from_slice(client, &v, &[b, hk, s, d])?;
+    let mut opts = cubeport::AttentionOptions::default();
+    if causal {
+        opts = opts.causal();
+    }
+    let op = |o: &mut DeviceTensor<E>| {
+        cubeport::attention_into(
+            client,
+            dq.as_ref(),
+            dk.as_ref(),
+            dv.as_ref(),
+            o.as_mut(),
+            None,
+            opts,
+        )
+    };
+    let mut dout = poisoned::<R, E>(client, &[b, h, s, d])?;
+    op(&mut dout)?;
+    let got = to_f64(&dout.to_vec(client)?);
+    let cmp = compare_each(&got, &want, |i| tol[i]);
+    let time = if no_time || !cmp.ok() {
+        None
+    } else {
+        time_op(client, || op(&mut dout))?
+    };
+    let flops = 4.0 * (b * h * s * s * d) as f64 * if causal { 0.5 } else { 1.0 };
+    Ok(Measured {
+        variant: cubeport::attention_variant(client, &dq.as_ref(), &dk.as_ref(), opts)?.to_string(),
+        cmp,
+        output: got,
+        tol,
+        time,
+        gbps: None,
+        tflops: time.map(|t| flops / t.as_secs_f64() / 1e12),
         copy_gbps: None,
     })
 }

@@ -59,6 +59,8 @@ pub(crate) enum Kind {
     Histogram { bins: usize },
     /// `[m, k] · [k, n]` with the automatic variant; `fused`: `gelu(a·b + bias)` in one kernel.
     Matmul { fused: bool },
+    /// Attention `[1, 4, S, 64]` with two kv heads (grouped-query), `S` ragged.
+    Attention { causal: bool },
 }
 
 /// One kernel case of the table.
@@ -91,6 +93,8 @@ impl Case {
             Kind::Histogram { bins } => format!("histc{bins}"),
             Kind::Matmul { fused: false } => "matmul".into(),
             Kind::Matmul { fused: true } => "matmul_bias_gelu".into(),
+            Kind::Attention { causal: false } => "attention".into(),
+            Kind::Attention { causal: true } => "attention_causal".into(),
         }
     }
 
@@ -105,6 +109,9 @@ impl Case {
             // `[m, n, k]`, ragged against every tile; smaller where the device is a CPU.
             Kind::Matmul { .. } if elems > (1 << 22) => vec![1031, 1029, 259],
             Kind::Matmul { .. } => vec![257, 255, 129],
+            // `[batch, heads, S, D]`.
+            Kind::Attention { .. } if elems > (1 << 22) => vec![1, 4, 1031, 64],
+            Kind::Attention { .. } => vec![1, 4, 257, 64],
         }
     }
 }
@@ -195,6 +202,8 @@ pub(crate) fn cases(kinds: &[BackendKind]) -> Vec<Case> {
             Kind::Histogram { bins: 10_000 },
             Kind::Matmul { fused: false },
             Kind::Matmul { fused: true },
+            Kind::Attention { causal: false },
+            Kind::Attention { causal: true },
         ]);
         if dtype == DType::F32 {
             kinds.extend([
@@ -343,7 +352,8 @@ pub(crate) fn run_backend<R: Runtime>(
         }
         let shape = case.shape(elems);
         let n: usize = shape.iter().product();
-        let copy_gbps = if args.no_time || matches!(case.kind, Kind::Matmul { .. }) {
+        let compute_bound = matches!(case.kind, Kind::Matmul { .. } | Kind::Attention { .. });
+        let copy_gbps = if args.no_time || compute_bound {
             None // matmul is compute-bound: its rate is FLOP/s, not a fraction of a copy
         } else if let Some(&(_, _, g)) = copy_cache
             .iter()
@@ -474,6 +484,14 @@ pub(crate) fn print_table(rows: &[Row]) {
     {
         println!(
             "matmul rows: shape m x n x k; TF / GF = TFLOP/s / GFLOP/s (2 per multiply-add), no copy ceiling"
+        );
+    }
+    if rows
+        .iter()
+        .any(|r| matches!(r.case.kind, Kind::Attention { .. }))
+    {
+        println!(
+            "attention rows: shape batch x heads x S x D (2 kv heads), FLOP/s count 4·B·H·S²·D (half when causal)"
         );
     }
     let mut seen = Vec::new();
