@@ -9,7 +9,7 @@
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh && bash docs/bench-h200/s14-a/commands.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
-LIMIT=${LIMIT:-420}
+LIMIT=${LIMIT:-360}
 start=$(date +%s)
 left() { echo $(( LIMIT - ($(date +%s) - start) )); }
 stamp() { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; }
@@ -21,23 +21,23 @@ S="CUBEPORT_STRICT=1 CUBEPORT_KERNEL_CACHE=off"
 keep() { grep -vE '^test .* ok$'; }
 # ---- part 1: correctness
 (
-  env $S timeout 200 $M --test-threads 4 cuda::attention > "$OUT/t-cuda-attention.txt" 2>&1 &
-  for dt in 1 2 3; do env $S timeout 200 $M --test-threads 4 "cuda::norm_matches_reference::dtype_$dt" > "$OUT/t-cuda-norm-$dt.txt" 2>&1 & done
-  env $S timeout 200 $M --test-threads 4 cuda::norm --skip cuda::norm_matches_reference > "$OUT/t-cuda-norm-rest.txt" 2>&1 &
-  env $S timeout 200 $M --test-threads 4 cuda:: --skip ::matmul --skip ::attention --skip ::norm > "$OUT/t-cuda-rest.txt" 2>&1 &
-  env $S timeout 200 $M --test-threads 4 wgpu::attention wgpu::norm > "$OUT/t-wgpu-new.txt" 2>&1 &
-  env $S timeout 200 $M --test-threads 4 wgpu:: --skip ::matmul --skip ::attention --skip ::norm > "$OUT/t-wgpu-rest.txt" 2>&1 &
+  env $S timeout 170 $M --test-threads 4 cuda::attention > "$OUT/t-cuda-attention.txt" 2>&1 &
+  for dt in 1 2 3; do env $S timeout 170 $M --test-threads 4 "cuda::norm_matches_reference::dtype_$dt" > "$OUT/t-cuda-norm-$dt.txt" 2>&1 & done
+  env $S timeout 170 $M --test-threads 4 cuda::norm --skip cuda::norm_matches_reference > "$OUT/t-cuda-norm-rest.txt" 2>&1 &
+  env $S timeout 170 $M --test-threads 4 cuda:: --skip ::matmul --skip ::attention --skip ::norm > "$OUT/t-cuda-rest.txt" 2>&1 &
+  env $S timeout 170 $M --test-threads 4 wgpu::attention wgpu::norm > "$OUT/t-wgpu-new.txt" 2>&1 &
+  env $S timeout 170 $M --test-threads 4 wgpu:: --skip ::matmul --skip ::attention --skip ::norm > "$OUT/t-wgpu-rest.txt" 2>&1 &
   env $S timeout 150 .gpu/bin/cli > "$OUT/t-cli.txt" 2>&1 &
   env $S timeout 60 .gpu/bin/swallowed_panic >> "$OUT/t-cli.txt" 2>&1 &
   for tool in memcheck racecheck; do
-    env CUBEPORT_KERNEL_CACHE=off timeout 200 compute-sanitizer --tool $tool --print-limit 20 $M --test-threads 1 \
+    env CUBEPORT_KERNEL_CACHE=off timeout 170 compute-sanitizer --tool $tool --print-limit 20 $M --test-threads 1 \
       cuda::attention_matches_reference::dtype_2_DType__F16::p_3 cuda::attention_matches_reference::dtype_3_DType__BF16::p_2 \
       cuda::attention_matches_reference::dtype_1_DType__F32::p_4 cuda::attention_edge_rows::dtype_2 \
       cuda::norm_matches_reference::dtype_1_DType__F32::rows_len_5 cuda::norm_matches_reference::dtype_2_DType__F16::rows_len_8 \
       cuda::norm_add_rms_norm_matches_reference::dtype_3_DType__BF16::rows_len_2 cuda::norm_in_place \
       > "$OUT/s-$tool.txt" 2>&1 &
   done
-  CUBEPORT_KERNEL_CACHE=/tmp/kc-check timeout 200 .gpu/bin/cubeport check > "$OUT/check.txt" 2>&1 &
+  CUBEPORT_KERNEL_CACHE=/tmp/kc-check timeout 170 .gpu/bin/cubeport check > "$OUT/check.txt" 2>&1 &
   wait
 ) 
 echo "part 1 done at $(( $(date +%s) - start )) s" >> "$OUT/date.txt"
@@ -52,10 +52,10 @@ pick() { grep -E '^(attention|norm|copy|activation|softmax|matmul)/|time:|thrpt|
 run() { local t=$1; shift; local l; l=$(left); [ "$l" -gt 15 ] || { echo "(skipped: $l s left)"; return; }; [ "$t" -lt "$l" ] || t=$l; timeout "$t" "$@" 2>&1 | pick; }
 {
 stamp
-echo "##### attention (criterion, CUDA)"
-CUBEPORT_BACKEND=cuda run 120 .gpu/bin/bench-attention --bench
 echo "##### norm (criterion, CUDA)"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm run 110 .gpu/bin/bench-reduce --bench
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm run 90 .gpu/bin/bench-reduce --bench
+echo "##### attention (criterion, CUDA)"
+CUBEPORT_BACKEND=cuda run 100 .gpu/bin/bench-attention --bench
 echo "##### PyTorch (one process)"
 l=$(left); [ "$l" -gt 20 ] && timeout $(( l < 80 ? l : 80 )) python3 scripts/anchors_s14.py 2>&1
 echo "##### headline: bias+ReLU+scale vs copy, 64M f32"
