@@ -68,8 +68,8 @@ pub use ops::histogram::{
     histogram_with,
 };
 pub use ops::matmul::{
-    MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into, matmul_variant,
-    matmul_with,
+    MatmulPlan, MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into,
+    matmul_plan, matmul_variant, matmul_with,
 };
 pub use ops::reduce::{ReduceVariant, reduce, reduce_into, reduce_variant, reduce_with};
 pub use ops::softmax::{
