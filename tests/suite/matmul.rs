@@ -65,6 +65,11 @@ pub fn matmul_matches<R: Runtime>(
     p: Problem,
     fused: bool,
 ) {
+    variants_match(client, dtype, p, fused, &runnable(client, dtype));
+}
+
+/// The automatic choice (`None`) and every preset variant the device runs for `dtype`.
+fn runnable<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Vec<Option<MatmulVariant>> {
     let caps = cubeport::caps_of(client);
     let mut variants: Vec<Option<MatmulVariant>> = vec![None];
     variants.extend(
@@ -73,7 +78,7 @@ pub fn matmul_matches<R: Runtime>(
             .filter(|v| v.runs_on(&caps, dtype))
             .map(|&v| Some(v)),
     );
-    variants_match(client, dtype, p, fused, &variants);
+    variants
 }
 
 /// Each of `variants` (`None`: the automatic choice) matches the f64 reference on `p`, with
@@ -194,14 +199,7 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
 /// The widths follow the layout: the SIMT kernel loads B and stores C 4 wide only where their
 /// rows allow it.
 pub fn matmul_plan_is_what_runs<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
-    let caps = cubeport::caps_of(client);
-    let mut variants: Vec<Option<MatmulVariant>> = vec![None];
-    variants.extend(
-        MatmulVariant::ALL
-            .iter()
-            .filter(|v| v.runs_on(&caps, dtype))
-            .map(|&v| Some(v)),
-    );
+    let variants = runnable(client, dtype);
     let simt = MatmulVariant::Simt(SimtShape::S64);
     let problem = |batch_a, batch_b, m, n, k, trans_a, trans_b| Problem {
         batch_a,

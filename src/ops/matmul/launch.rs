@@ -102,125 +102,52 @@ fn typed<R: Runtime, E: Element, A: Activation>(
                 ArrayArg::from_raw_parts(ops.c.clone(), c_len),
             )
         };
-        let (a, b, bias, c) = buffers();
-        match plan.kernel {
-            Kernel::Naive => matmul_naive_kernel::launch_unchecked::<E, A, R>(
-                client,
-                count,
-                dim,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
-                spec.bias,
-            ),
-            Kernel::Blocked(cfg) => matmul_blocked_kernel::launch_unchecked::<E, A, R>(
-                client,
-                count,
-                dim,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
-                cfg,
-            ),
-            Kernel::Cmma(cfg) => matmul_cmma_kernel::launch_unchecked::<E, A, R>(
-                client,
-                count,
-                dim,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
-                cfg,
-            ),
-            Kernel::SimtAsync { cfg, nv, nc } => {
-                matmul_simt_async_kernel::launch_unchecked::<E, A, R>(
-                    client,
-                    count,
-                    dim,
-                    nv,
-                    nc,
-                    a,
-                    b,
-                    bias,
-                    c,
-                    m,
-                    n,
-                    k,
-                    sa(),
-                    sb(),
-                    pitch,
-                    scale,
-                    cfg,
+        // Every planned kernel but the stream-K tail's takes the same arguments after its
+        // vector widths: the operands, the problem, the epilogue's scale, its configuration.
+        macro_rules! launch {
+            ($kernel:ident::<$($t:ty),+>($count:expr, [$($width:expr),*], $($cfg:expr),+)) => {{
+                let (a, b, bias, c) = buffers();
+                $kernel::launch_unchecked::<$($t),+>(
+                    client, $count, dim, $($width,)* a, b, bias, c, m, n, k, sa(), sb(), pitch,
+                    scale, $($cfg),+
                 )
+            }};
+        }
+        match plan.kernel {
+            Kernel::Naive => launch!(matmul_naive_kernel::<E, A, R>(count, [], spec.bias)),
+            Kernel::Blocked(cfg) => launch!(matmul_blocked_kernel::<E, A, R>(count, [], cfg)),
+            Kernel::Cmma(cfg) => launch!(matmul_cmma_kernel::<E, A, R>(count, [], cfg)),
+            Kernel::SimtAsync { cfg, nv, nc } => {
+                launch!(matmul_simt_async_kernel::<E, A, R>(count, [nv, nc], cfg))
             }
             Kernel::Simt {
                 cfg,
                 nb,
                 nc,
-                stream_k,
+                stream_k: None,
+            } => launch!(matmul_simt_kernel::<E, A, R>(count, [nb, nc], cfg)),
+            Kernel::Simt {
+                cfg,
+                nb,
+                nc,
+                stream_k: Some(sk),
             } => {
-                let simt = |count: CubeCount, cfg: SimtConfig, (a, b, bias, c)| {
-                    matmul_simt_kernel::launch_unchecked::<E, A, R>(
-                        client,
-                        count,
-                        dim,
-                        nb,
-                        nc,
-                        a,
-                        b,
-                        bias,
-                        c,
-                        m,
-                        n,
-                        k,
-                        sa(),
-                        sb(),
-                        pitch,
-                        scale,
-                        cfg,
-                    )
-                };
-                let Some(sk) = stream_k else {
-                    return simt(count, cfg, (a, b, bias, c));
-                };
                 // Three kernels in order on one stream: the whole blocks `0..dp` (the plain
                 // kernel, `linear`, on `dp` cubes: the plan has `dp` within the first grid
                 // axis), the tail's pieces into the workspace (`slots() · bm · bn` f32), their
                 // sums through the epilogue (`StreamKPlan::new` met the tail kernels'
                 // precondition `chunk < iters`).
                 let split = sk.split;
-                let ws = client.empty(sk.workspace * 4);
-                let workspace = || ArrayArg::from_raw_parts(ws.clone(), sk.workspace);
                 if split.dp > 0 {
+                    let whole = CubeCount::new_1d(split.dp as u32);
                     let linear = SimtConfig {
                         linear: true,
                         ..cfg
                     };
-                    simt(CubeCount::new_1d(split.dp as u32), linear, (a, b, bias, c));
+                    launch!(matmul_simt_kernel::<E, A, R>(whole, [nb, nc], linear));
                 }
+                let ws = client.empty(sk.workspace * 4);
+                let workspace = || ArrayArg::from_raw_parts(ws.clone(), sk.workspace);
                 let (a, b, bias, c) = buffers();
                 matmul_simt_sk_kernel::launch_unchecked::<E, R>(
                     client,
@@ -264,79 +191,33 @@ fn typed<R: Runtime, E: Element, A: Activation>(
                 nb,
                 nv,
                 nc,
-            } => matmul_tc_kernel::launch_unchecked::<E, E::Frag, A, R>(
-                client,
+            } => launch!(matmul_tc_kernel::<E, E::Frag, A, R>(
                 count,
-                dim,
-                na,
-                nb,
-                nv,
-                nc,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
-                cfg,
-            ),
+                [na, nb, nv, nc],
+                cfg
+            )),
             Kernel::TcAsync {
                 cfg,
                 nv,
                 nc,
                 stages,
-            } => matmul_tc_async_kernel::launch_unchecked::<E, E::Frag, A, R>(
-                client,
+            } => launch!(matmul_tc_async_kernel::<E, E::Frag, A, R>(
                 count,
-                dim,
-                nv,
-                nv,
-                nc,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
+                [nv, nv, nc],
                 cfg,
-                stages,
-            ),
+                stages
+            )),
             Kernel::TcMma {
                 cfg,
                 nv,
                 nc,
                 stages,
-            } => matmul_tc_mma_kernel::launch_unchecked::<E, A, R>(
-                client,
+            } => launch!(matmul_tc_mma_kernel::<E, A, R>(
                 count,
-                dim,
-                nv,
-                nv,
-                nc,
-                a,
-                b,
-                bias,
-                c,
-                m,
-                n,
-                k,
-                sa(),
-                sb(),
-                pitch,
-                scale,
+                [nv, nv, nc],
                 cfg,
-                stages,
-            ),
+                stages
+            )),
         }
     }
 }

@@ -299,51 +299,49 @@ impl MatmulVariant {
             }
             MatmulVariant::Simt(s) => {
                 let units = [s.units() as u32, 1];
-                if s.async_copy {
+                let kernel = if s.async_copy {
                     let cfg = s.config(bias, true, w.c4 == 4);
-                    let (nv, nc) = (w.v16, w.c4);
-                    return (Kernel::SimtAsync { cfg, nv, nc }, units);
-                }
-                let cfg = s.config(bias, w.b4 == 4, w.c4 == 4);
-                let stream_k = s.stream_k_launch(caps, spec, blocks, cfg);
-                let (nb, nc) = (w.b4, w.c4);
-                let kernel = Kernel::Simt {
-                    cfg,
-                    nb,
-                    nc,
-                    stream_k,
+                    Kernel::SimtAsync {
+                        cfg,
+                        nv: w.v16,
+                        nc: w.c4,
+                    }
+                } else {
+                    let cfg = s.config(bias, w.b4 == 4, w.c4 == 4);
+                    Kernel::Simt {
+                        cfg,
+                        nb: w.b4,
+                        nc: w.c4,
+                        stream_k: s.stream_k_launch(caps, spec, blocks, cfg),
+                    }
                 };
                 (kernel, units)
             }
             MatmulVariant::Tc(s) => {
                 let units = [s.units() as u32, 1];
                 let (dtype, nv, stages) = (spec.dtype, w.v16, s.stages as usize);
+                // The async kernels copy A and B as 16-byte vectors: the plan has rows16 here.
                 let kernel = if s.stages == 0 {
-                    let (na, nb, nc) = (w.a16, w.b16, w.c4);
-                    let cfg = s.config(dtype, bias, na == nv, nb == nv, nc == 4);
+                    let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
                     Kernel::Tc {
-                        cfg,
-                        na,
-                        nb,
+                        cfg: s.config(dtype, bias, a_vec, b_vec, w.c4 == 4),
+                        na: w.a16,
+                        nb: w.b16,
                         nv,
-                        nc,
+                        nc: w.c4,
                     }
                 } else if s.mma {
-                    let cfg = s.config(dtype, bias, true, true, w.c2 == 2);
-                    let nc = w.c2;
                     Kernel::TcMma {
-                        cfg,
+                        cfg: s.config(dtype, bias, true, true, w.c2 == 2),
                         nv,
-                        nc,
+                        nc: w.c2,
                         stages,
                     }
                 } else {
-                    let cfg = s.config(dtype, bias, true, true, w.c4 == 4);
-                    let nc = w.c4;
                     Kernel::TcAsync {
-                        cfg,
+                        cfg: s.config(dtype, bias, true, true, w.c4 == 4),
                         nv,
-                        nc,
+                        nc: w.c4,
                         stages,
                     }
                 };
