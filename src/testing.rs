@@ -9,6 +9,12 @@ use rand_chacha::ChaCha8Rng;
 
 pub use crate::reference::{Comparison, Tolerance, compare, compare_each};
 
+/// The id ([`crate::MatmulPlan`]'s `Display`) of the last matmul plan this thread launched:
+/// tests compare it with the plan [`crate::matmul_plan`] reported.
+pub fn last_matmul_plan() -> Option<String> {
+    crate::ops::matmul::last_plan()
+}
+
 /// Environment variable that turns every skip into a failure (set it on GPU machines).
 pub const STRICT_ENV: &str = "CUBEPORT_STRICT";
 

@@ -397,6 +397,12 @@ macro_rules! backend_suite {
                 crate::suite::matmul::matmul_stream_k(&c);
             }
 
+            #[rstest]
+            fn matmul_plan_is_what_runs(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("matmul_plan_is_what_runs") else { return };
+                crate::suite::matmul::matmul_plan_is_what_runs(&c, dtype);
+            }
+
             #[test]
             fn matmul_grouped_order() {
                 let Some(c) = client("matmul_grouped_order") else { return };

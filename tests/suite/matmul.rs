@@ -1,6 +1,6 @@
 //! Generic bodies for matmul: every variant the device runs, against the f64 reference, on
 //! ragged, batched (broadcast) and transposed operands, with and without the fused epilogue;
-//! and every validation error.
+//! and every validation error; the plan reported is the plan that runs.
 
 use crate::with_dtype;
 use cubeport::cubecl::prelude::*;
@@ -65,6 +65,11 @@ pub fn matmul_matches<R: Runtime>(
     p: Problem,
     fused: bool,
 ) {
+    variants_match(client, dtype, p, fused, &runnable(client, dtype));
+}
+
+/// The automatic choice (`None`) and every preset variant the device runs for `dtype`.
+fn runnable<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Vec<Option<MatmulVariant>> {
     let caps = cubeport::caps_of(client);
     let mut variants: Vec<Option<MatmulVariant>> = vec![None];
     variants.extend(
@@ -73,7 +78,7 @@ pub fn matmul_matches<R: Runtime>(
             .filter(|v| v.runs_on(&caps, dtype))
             .map(|&v| Some(v)),
     );
-    variants_match(client, dtype, p, fused, &variants);
+    variants
 }
 
 /// Each of `variants` (`None`: the automatic choice) matches the f64 reference on `p`, with
@@ -183,6 +188,84 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
             variants.push(Some(device));
         }
         variants_match(client, DType::F32, p, fused, &variants);
+    }
+}
+
+/// The plan reported is the plan that runs: for the automatic choice and every variant the
+/// device runs, over aligned and unaligned layouts (k and n multiples of 8, of 4 only, or
+/// odd; transposed operands; batches, one broadcast), [`cubeport::matmul_plan`] names the
+/// kernel and vector widths [`cubeport::matmul_with`] then launches, and
+/// [`cubeport::matmul_variant`] the variant [`cubeport::matmul_into`] runs on dense operands.
+/// The widths follow the layout: the SIMT kernel loads B and stores C 4 wide only where their
+/// rows allow it.
+pub fn matmul_plan_is_what_runs<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let variants = runnable(client, dtype);
+    let simt = MatmulVariant::Simt(SimtShape::S64);
+    let problem = |batch_a, batch_b, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    // Each problem with the widths of the SIMT kernel's B loads and C stores.
+    for (p, nb, nc) in [
+        (problem(0, 0, 64, 64, 64, false, false), 4, 4),
+        (problem(0, 0, 40, 36, 20, false, false), 4, 4),
+        (problem(0, 0, 40, 48, 33, false, false), 4, 4),
+        (problem(0, 0, 33, 65, 32, false, false), 1, 1),
+        (problem(0, 0, 64, 64, 64, true, false), 4, 4),
+        (problem(0, 0, 64, 64, 64, false, true), 1, 4),
+        (problem(3, 0, 24, 40, 16, false, false), 4, 4),
+        (problem(2, 2, 17, 30, 12, true, false), 1, 1),
+    ] {
+        let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
+        let rank3 = p.batch_a > 0 || p.batch_b > 0;
+        let out: Vec<usize> = if rank3 {
+            vec![ba.max(bb), p.m, p.n]
+        } else {
+            vec![p.m, p.n]
+        };
+        with_dtype!(dtype, E => {
+            let a: Vec<E> = seeded(1, ba * p.m * p.k, -1.0, 1.0);
+            let b: Vec<E> = seeded(2, bb * p.k * p.n, -1.0, 1.0);
+            let (sa, shape_a, strides_a) = store(&a, p.batch_a, p.m, p.k, p.trans_a);
+            let (sb, shape_b, strides_b) = store(&b, p.batch_b, p.k, p.n, p.trans_b);
+            let da = DeviceTensor::from_slice(client, &sa, &[sa.len()]).unwrap();
+            let db = DeviceTensor::from_slice(client, &sb, &[sb.len()]).unwrap();
+            let va = TensorRef::new(da.handle(), &shape_a, &strides_a, dtype);
+            let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
+            let mut dc = poisoned::<R, E>(client, &out).unwrap();
+            for &v in &variants {
+                let plan = cubeport::matmul_plan(client, &va, &vb, None, &dc.as_mut(), v)
+                    .unwrap_or_else(|e| panic!("{v:?} {p:?}: {e}"));
+                let act = Activation::Identity;
+                let (x, y) = (va.clone(), vb.clone());
+                match v {
+                    None => cubeport::matmul_into(client, x, y, dc.as_mut()),
+                    Some(v) => cubeport::matmul_with(client, x, y, None, act, dc.as_mut(), v),
+                }
+                .unwrap_or_else(|e| panic!("{v:?} {p:?}: {e}"));
+                assert_eq!(
+                    cubeport::testing::last_matmul_plan(),
+                    Some(plan.to_string()),
+                    "{v:?} {dtype} {p:?} on {}",
+                    R::name(client)
+                );
+                if let Some(v) = v {
+                    assert_eq!(plan.requested(), v, "{p:?}");
+                } else if !p.trans_a && !p.trans_b {
+                    let batch = ba.max(bb);
+                    let dense = cubeport::matmul_variant(client, dtype, batch, (p.m, p.n, p.k));
+                    assert_eq!(dense.unwrap(), plan.variant(), "{dtype} {p:?}");
+                }
+                if v == Some(simt) {
+                    assert_eq!(plan.to_string(), format!("{simt} (simt b{nb} c{nc})"), "{p:?}");
+                }
+            }
+        });
     }
 }
 

@@ -111,7 +111,7 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
         };
         let size = format!("{m}x{n}x{k}");
         let flops = matmul_flops(1, m, n, k);
-        let auto = cubeport::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k));
+        let auto = cubeport::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k))?;
         let mut runs: Vec<(String, Option<MatmulVariant>, bool)> =
             vec![(format!("auto_{auto}"), None, false)];
         for &v in variants {

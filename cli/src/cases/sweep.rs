@@ -262,7 +262,7 @@ fn sweep_matmul<'c, R: Runtime, E: cubeport::Element>(
         32,
         &format!("sweep matmul {side}"),
     )?;
-    let variant = cubeport::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k)).to_string();
+    let variant = cubeport::ops::matmul::matmul_variant(client, dtype, 1, (m, n, k))?.to_string();
     Ok(Case {
         dtype,
         family: "matmul",

@@ -224,7 +224,7 @@ pub(crate) fn measure_matmul<R: Runtime, E: Element>(
     };
     let flops = cubeport::ops::matmul::matmul_flops(1, m, n, k) as f64;
     Ok(Measured {
-        variant: cubeport::matmul_variant(client, dtype, 1, (m, n, k)).to_string(),
+        variant: cubeport::matmul_variant(client, dtype, 1, (m, n, k))?.to_string(),
         cmp,
         output: got,
         tol,

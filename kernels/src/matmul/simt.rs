@@ -1,8 +1,7 @@
 //! The vectorized CUDA-core product: shared tiles held as 4-wide vectors, so every shared read
 //! in the inner loop is one 16-byte access that feeds 4 × 4 FMAs.
 
-use super::epilogue;
-use super::tc::{Place, grouped_block, grouped_tile};
+use super::common::{Place, cube_block, numbered_block, store4, warp_tiles, zeroed};
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -29,7 +28,7 @@ pub struct SimtConfig {
     /// barrier per tile).
     pub stages: usize,
     /// Cubes cover the output in column strips this many block-rows tall (1: the launch
-    /// order; see `grouped_block`).
+    /// order; see `common::grouped_block`).
     pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
@@ -43,21 +42,10 @@ pub struct SimtConfig {
     pub linear: bool,
 }
 
-/// The `(x, y)` unit tile: as [`super::unit_tile`] — each run of 32 units covers 8 tiles
-/// across × 4 down when the block allows it (a relabeling: correct for any plane width).
+/// The `(x, y)` register tile of this unit of a `ux × uy` grid (see [`warp_tiles`]).
 #[cube]
 pub(super) fn simt_unit(#[comptime] ux: usize, #[comptime] uy: usize) -> (usize, usize) {
-    let mut tx = UNIT_POS as usize % ux;
-    let mut ty = UNIT_POS as usize / ux;
-    if comptime!(ux.is_multiple_of(8) && uy.is_multiple_of(4)) {
-        let u = UNIT_POS as usize;
-        let group = u / 32;
-        let lane = u % 32;
-        let groups_x = comptime!(ux / 8);
-        tx = (group % groups_x) * 8 + lane % 8;
-        ty = (group / groups_x) * 4 + lane / 8;
-    }
-    (tx, ty)
+    warp_tiles(UNIT_POS as usize % ux, UNIT_POS as usize / ux, ux, uy)
 }
 
 /// Fetches this unit's share of the A tile at depth `k0`: each slot is 4 consecutive rows at
@@ -192,8 +180,8 @@ fn multiply4<F: Float>(
         }
         // Serpentine order: odd rows walk the columns backwards, so each row's first FMA
         // reuses the B value of the previous row's last. ptxas keeps much of the source order,
-        // and this one issued better on the H200 (session 11, same binary and call: 2.1%
-        // faster at 4096³, 3.1% at 8192³ than every row walking forwards).
+        // and this order issues better than every row walking forwards (measured:
+        // docs/BENCHMARKS-history.md).
         #[unroll]
         for g in 0..ga {
             #[unroll]
@@ -211,43 +199,6 @@ fn multiply4<F: Float>(
                     let idx = (g * 4 + 2 * i2 + 1) * cfg.tn + c;
                     acc[idx] += x1 * f32::cast_from(fb[c / 4][c % 4]);
                 }
-            }
-        }
-    }
-}
-
-/// Writes `acc[at..at + 4]` after the epilogue to columns `col..col + 4` of output row `r`
-/// (starting at `row_start`): one 4-wide store with `cfg.c_vec` (`NC = 4`), else masked scalars.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn store_group4<F: Float, NC: Size, A: Activation>(
-    c: &mut Array<Vector<F, NC>>,
-    acc: &Array<f32>,
-    at: usize,
-    r: usize,
-    col: usize,
-    row_start: usize,
-    m: usize,
-    n: usize,
-    bias: &Array<F>,
-    scale: f32,
-    #[comptime] cfg: SimtConfig,
-) {
-    if comptime!(cfg.c_vec) {
-        if r < m && col < n {
-            let mut v = Vector::<F, NC>::empty();
-            #[unroll]
-            for j in 0..4usize {
-                v[j] = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-            }
-            c[(row_start + col) / 4] = v;
-        }
-    } else {
-        #[unroll]
-        for j in 0..4usize {
-            if r < m && col + j < n {
-                let y = epilogue::<F, A>(acc[at + j], bias, col + j, scale, cfg.bias);
-                c[row_start + col + j] = Vector::<F, NC>::new(y);
             }
         }
     }
@@ -326,8 +277,8 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
     #[comptime] cfg: SimtConfig,
 ) {
     // Multiplying by a one that the compiler cannot see (k ≥ 1) gives the 4-aligned registers
-    // the vector stores need to new values, so the accumulators are not pinned to them (H200,
-    // same binary: 0.5% faster at 8192³, no change at 4096³).
+    // the vector stores need to new values, so the accumulators are not pinned to them during
+    // the main loop (measurably faster on large products: docs/BENCHMARKS-history.md).
     let one = f32::cast_from(k.min(1));
     #[unroll]
     for i in 0..comptime!(cfg.tm * cfg.tn) {
@@ -345,7 +296,9 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
             for h in 0..gb {
                 let col = col0 + h * comptime!(cfg.bn / gb) + tx * 4;
                 let at = (g * 4 + i) * cfg.tn + h * 4;
-                store_group4::<F, NC, A>(c, acc, at, r, col, row_start, m, n, bias, scale, cfg);
+                store4::<F, NC, A, Array<f32>>(
+                    c, acc, at, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+                );
             }
         }
     }
@@ -363,7 +316,7 @@ fn store_simt<F: Float, NC: Size, A: Activation>(
 /// With `cfg.linear`, cubes are `(dp, 1, 1)` and cube `j` computes block `j` of the numbering
 /// of [`matmul_simt_sk_kernel()`] (batch-major, each batch in the order of `cfg.group`): the
 /// stream-K launch's whole blocks, with no cube for the tail blocks (a full grid whose tail
-/// cubes skipped their depth was 0.2% slower at 4096³ on the H200).
+/// cubes skip their depth is slower: docs/BENCHMARKS-history.md).
 ///
 /// Strides are `[batch, row, col]` in elements; a batch stride of 0 broadcasts.
 /// Preconditions: as [`SimtConfig`]; every addressed element in bounds; `k ≥ 1`;
@@ -393,43 +346,22 @@ pub fn matmul_simt_kernel<F: Float, NB: Size, NC: Size, A: Activation>(
     ));
     let mut b_s =
         SharedMemory::<Vector<F, Const<4>>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
-    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
-    #[unroll]
-    for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] = 0.0;
-    }
-    let mut z = CUBE_POS_Z as usize;
-    let (mut by, mut bx) = grouped_block(cfg.group);
-    if comptime!(cfg.linear) {
+    let mut acc = zeroed(comptime!(cfg.tm * cfg.tn));
+    let block = if comptime!(cfg.linear) {
         let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
-        let (w, y, x) = numbered_block(CUBE_POS_X as usize, gx, gy, cfg.group);
-        z = w;
-        by = y;
-        bx = x;
-    }
-    let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
+        numbered_block(CUBE_POS_X as usize, gx, gy, cfg.group)
+    } else {
+        cube_block(cfg.group)
+    };
+    let o = Place::new(&a_strides, &b_strides, m, n, k, block, cfg.bm, cfg.bn);
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
     accumulate_simt::<F, NB>(
         a, b, &mut a_s, &mut b_s, &mut acc, &o, tx, ty, 0, tiles, cfg,
     );
     store_simt::<F, NC, A>(
-        c, &mut acc, bias, o.row0, o.col0, z, m, n, k, c_pitch, scale, tx, ty, cfg,
+        c, &mut acc, bias, o.row0, o.col0, o.z, m, n, k, c_pitch, scale, tx, ty, cfg,
     );
-}
-
-/// `(batch, block_row, block_col)` of output block `blk` in the numbering shared by the stream-K
-/// launch's kernels: `gx · gy` blocks per batch (`gx = ⌈n/bn⌉`, `gy = ⌈m/bm⌉`), batch-major,
-/// each batch in the order of `group` ([`grouped_tile`]).
-#[cube]
-fn numbered_block(
-    blk: usize,
-    gx: usize,
-    gy: usize,
-    #[comptime] group: usize,
-) -> (usize, usize, usize) {
-    let (by, bx) = grouped_tile(blk % (gx * gy), gx, gy, group);
-    (blk / (gx * gy), by, bx)
 }
 
 /// Where partial block `slot`'s entry `i` of unit `u` lies in the stream-K workspace: units
@@ -488,8 +420,8 @@ pub fn matmul_simt_sk_kernel<F: Float, NB: Size>(
         let blk = it / iters;
         let kt0 = it % iters;
         let kt1 = (kt0 + end - it).min(iters);
-        let (z, by, bx) = numbered_block(blk, gx, gy, cfg.group);
-        let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
+        let block = numbered_block(blk, gx, gy, cfg.group);
+        let o = Place::new(&a_strides, &b_strides, m, n, k, block, cfg.bm, cfg.bn);
         #[unroll]
         for i in 0..comptime!(cfg.tm * cfg.tn) {
             acc[i] = 0.0;
@@ -533,25 +465,21 @@ pub fn matmul_simt_fixup_kernel<F: Float, NC: Size, A: Activation>(
     let (gx, gy) = (n.div_ceil(cfg.bn), m.div_ceil(cfg.bm));
     let t = CUBE_POS_X as usize;
     let blk = dp + t;
-    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
-    #[unroll]
-    for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] = 0.0;
-    }
+    let mut acc = zeroed(comptime!(cfg.tm * cfg.tn));
     for run in t * iters / chunk..((t + 1) * iters - 1) / chunk + 1 {
         #[unroll]
         for i in 0..comptime!(cfg.tm * cfg.tn) {
             acc[i] += ws[partial_at(run + t, i, cfg)];
         }
     }
-    let (z, by, bx) = numbered_block(blk, gx, gy, cfg.group);
+    let block = numbered_block(blk, gx, gy, cfg.group);
     store_simt::<F, NC, A>(
         c,
         &mut acc,
         bias,
-        by * cfg.bm,
-        bx * cfg.bn,
-        z,
+        block.row * cfg.bm,
+        block.col * cfg.bn,
+        block.z,
         m,
         n,
         k,

@@ -4,12 +4,10 @@
 //! 4 depths of one row per 16-byte read and takes them apart in registers, so the reads per FMA
 //! match the transposed layout of [`super::matmul_simt_kernel`].
 
-use super::simt::{SimtConfig, simt_unit, store_group4};
-use super::tc::Place;
-use super::tc::grouped_block;
-use super::tc_async::{commit_arrive, wait_stage};
+use super::common::{Place, commit_arrive, cube_block, stage_barriers, store4, wait_stage, zeroed};
+use super::simt::{SimtConfig, simt_unit};
 use crate::activation::Activation;
-use cubecl::prelude::barrier::{Barrier, copy_async_checked};
+use cubecl::prelude::barrier::copy_async_checked;
 use cubecl::prelude::*;
 
 /// Issues this unit's copies of the tiles at depth `k0` into shared stage `stage`: A as
@@ -148,19 +146,10 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
     let mut a_s =
         SharedMemory::<Vector<F, NV>>::new(comptime!(cfg.stages * cfg.bm * (cfg.bk / 4 + 1)));
     let mut b_s = SharedMemory::<Vector<F, NV>>::new(comptime!(cfg.stages * cfg.bk * cfg.bn / 4));
-    let mut bars = Sequence::<Shared<Barrier>>::new();
-    #[unroll]
-    for _ in 0..stages {
-        bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
-    }
-    let mut acc = Array::<f32>::new(comptime!(cfg.tm * cfg.tn));
-    #[unroll]
-    for i in 0..comptime!(cfg.tm * cfg.tn) {
-        acc[i] = 0.0;
-    }
-    let z = CUBE_POS_Z as usize;
-    let (by, bx) = grouped_block(cfg.group);
-    let o = Place::at(&a_strides, &b_strides, z, by * cfg.bm, bx * cfg.bn, m, n, k);
+    let bars = stage_barriers(stages);
+    let mut acc = zeroed(comptime!(cfg.tm * cfg.tn));
+    let block = cube_block(cfg.group);
+    let o = Place::new(&a_strides, &b_strides, m, n, k, block, cfg.bm, cfg.bn);
     let (tx, ty) = simt_unit(ux, uy);
     let tiles = k.div_ceil(cfg.bk);
 
@@ -188,12 +177,14 @@ pub fn matmul_simt_async_kernel<F: Float, NV: Size, NC: Size, A: Activation>(
     #[unroll]
     for i in 0..cfg.tm {
         let r = o.row0 + ty + i * uy;
-        let row_start = (z * m + r) * c_pitch;
+        let row_start = (o.z * m + r) * c_pitch;
         #[unroll]
         for h in 0..gb {
             let col = o.col0 + h * comptime!(cfg.bn / gb) + tx * 4;
             let at = i * cfg.tn + h * 4;
-            store_group4::<F, NC, A>(c, &acc, at, r, col, row_start, m, n, bias, scale, cfg);
+            store4::<F, NC, A, Array<f32>>(
+                c, &acc, at, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+            );
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The tiled tensor-core product: each plane owns a grid of 16 × 16 accumulator fragments,
 //! operands travel as 8-wide (16-byte) vectors from global memory through padded shared tiles.
 
-use super::epilogue;
+use super::common::{Place, cube_block, load_fragment, store4, zero_accumulators};
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -43,92 +43,6 @@ pub struct TcConfig {
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
 /// start in 8 different 16-byte bank groups.
 pub(super) const PAD: usize = 8;
-
-/// This cube's `(block_row, block_col)`: with `group > 1` the launch order is remapped so that
-/// consecutive cubes go down a strip `group` block-rows tall before moving right (the last
-/// strip shorter), so the cubes resident at once read fewer distinct A and B tiles and reuse
-/// them from L2. A bijection of the 2-D grid for any grid size.
-#[cube]
-pub(super) fn grouped_block(#[comptime] group: usize) -> (usize, usize) {
-    let mut by = CUBE_POS_Y as usize;
-    let mut bx = CUBE_POS_X as usize;
-    if comptime!(group > 1) {
-        let gx = CUBE_COUNT_X as usize;
-        let (y, x) = grouped_tile(by * gx + bx, gx, CUBE_COUNT_Y as usize, group);
-        by = y;
-        bx = x;
-    }
-    (by, bx)
-}
-
-/// The `(block_row, block_col)` of the `lin`-th block of a `gx × gy` grid in the order of
-/// [`grouped_block`] (`group ≤ 1`: row by row).
-#[cube]
-pub(super) fn grouped_tile(
-    lin: usize,
-    gx: usize,
-    gy: usize,
-    #[comptime] group: usize,
-) -> (usize, usize) {
-    let mut by = lin / gx;
-    let mut bx = lin % gx;
-    if comptime!(group > 1) {
-        let per_strip = group * gx;
-        let first = (lin / per_strip) * group;
-        let rows = select(gy - first < group, gy - first, group);
-        let within = lin % per_strip;
-        by = first + within % rows;
-        bx = within / rows;
-    }
-    (by, bx)
-}
-
-/// Where one cube's operands lie.
-#[derive(CubeType, Clone, Copy)]
-pub(super) struct Place {
-    pub(super) a_base: usize,
-    pub(super) b_base: usize,
-    pub(super) row0: usize,
-    pub(super) col0: usize,
-    pub(super) m: usize,
-    pub(super) n: usize,
-    pub(super) k: usize,
-    pub(super) a_sr: usize,
-    pub(super) a_sc: usize,
-    pub(super) b_sr: usize,
-    pub(super) b_sc: usize,
-}
-
-#[cube]
-impl Place {
-    /// Batch `z`'s block at `(row0, col0)` of an `m × n × k` product with `[batch, row, col]`
-    /// element strides.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn at(
-        a_strides: &Sequence<usize>,
-        b_strides: &Sequence<usize>,
-        z: usize,
-        row0: usize,
-        col0: usize,
-        m: usize,
-        n: usize,
-        k: usize,
-    ) -> Place {
-        Place {
-            a_base: z * a_strides[0],
-            b_base: z * b_strides[0],
-            row0,
-            col0,
-            m,
-            n,
-            k,
-            a_sr: a_strides[1],
-            a_sc: a_strides[2],
-            b_sr: b_strides[1],
-            b_sc: b_strides[2],
-        }
-    }
-}
 
 /// This unit's share of the A tile at depth `k0`, as `vec`-wide (16-byte) vectors along k
 /// (zero outside).
@@ -272,42 +186,22 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
         #[unroll]
         for i in 0..cfg.frags_m {
             let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / cfg.vec);
-            // SAFETY: loaded in full on the next line before any use.
-            let frag = unsafe {
-                cmma::Matrix::<FT>::uninitialized(
-                    cmma::MatrixIdent::A,
-                    16usize,
-                    16usize,
-                    cfg.kf,
-                    cmma::MatrixLayout::RowMajor,
-                )
-            };
-            cmma::load(
-                &frag,
+            fa.push(load_fragment::<FT, Vector<F, NV>>(
+                cmma::MatrixIdent::A,
                 &a_s.slice(start, start + span_a),
                 comptime!((cfg.bk + cfg.vec) as u32),
-            );
-            fa.push(frag);
+                cfg.kf,
+            ));
         }
         #[unroll]
         for j in 0..cfg.frags_n {
             let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / cfg.vec);
-            // SAFETY: loaded in full on the next line before any use.
-            let frag = unsafe {
-                cmma::Matrix::<FT>::uninitialized(
-                    cmma::MatrixIdent::B,
-                    16usize,
-                    16usize,
-                    cfg.kf,
-                    cmma::MatrixLayout::RowMajor,
-                )
-            };
-            cmma::load(
-                &frag,
+            fb.push(load_fragment::<FT, Vector<F, NV>>(
+                cmma::MatrixIdent::B,
                 &b_s.slice(start, start + span_b),
                 comptime!((bn + cfg.vec) as u32),
-            );
-            fb.push(frag);
+                cfg.kf,
+            ));
         }
         #[unroll]
         for i in 0..cfg.frags_m {
@@ -365,32 +259,12 @@ pub fn matmul_tc_kernel<
         SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / cfg.vec));
     let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.vec / units));
     let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.vec / units));
-    let z = CUBE_POS_Z as usize;
-    let p = Place::at(
-        &a_strides,
-        &b_strides,
-        z,
-        CUBE_POS_Y as usize * bm,
-        CUBE_POS_X as usize * bn,
-        m,
-        n,
-        k,
-    );
+    let block = cube_block(1usize);
+    let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;
     let wm = plane_id / cfg.warps_n;
     let wn = plane_id % cfg.warps_n;
-    let mut acc = Sequence::<cmma::Matrix<f32>>::new();
-    #[unroll]
-    for _ in 0..comptime!(cfg.frags_m * cfg.frags_n) {
-        acc.push(cmma::Matrix::<f32>::from_value(
-            cmma::MatrixIdent::Accumulator,
-            16usize,
-            16usize,
-            cfg.kf,
-            cmma::MatrixLayout::Undefined,
-            0.0,
-        ));
-    }
+    let acc = zero_accumulators(comptime!(cfg.frags_m * cfg.frags_n), cfg.kf);
     let tiles = k.div_ceil(cfg.bk);
 
     fetch_a8::<F, NA, NV>(a, &mut ra, &p, 0, cfg);
@@ -442,26 +316,10 @@ pub fn matmul_tc_kernel<
         let lc = (s % per_row) * 4;
         let r = p.row0 + lr;
         let col = p.col0 + lc;
-        let row_start = (z * m + r) * c_pitch;
-        if comptime!(cfg.c_vec) {
-            if r < m && col < n {
-                let mut v = Vector::<F, NC>::empty();
-                #[unroll]
-                for j in 0..4usize {
-                    v[j] =
-                        epilogue::<F, A>(c_s[lr * c_row + lc + j], bias, col + j, scale, cfg.bias);
-                }
-                c[(row_start + col) / 4] = v;
-            }
-        } else {
-            #[unroll]
-            for j in 0..4usize {
-                if r < m && col + j < n {
-                    let y =
-                        epilogue::<F, A>(c_s[lr * c_row + lc + j], bias, col + j, scale, cfg.bias);
-                    c[row_start + col + j] = Vector::<F, NC>::new(y);
-                }
-            }
-        }
+        let row_start = (p.z * m + r) * c_pitch;
+        let at = lr * c_row + lc;
+        store4::<F, NC, A, SharedMemory<f32>>(
+            c, &c_s, at, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+        );
     }
 }

@@ -3,10 +3,12 @@
 //! epilogue goes out one fragment at a time through a per-plane scratch tile (so shared memory
 //! holds the pipeline, not a block of f32 outputs).
 
-use super::epilogue;
-use super::tc::{Place, TcConfig, multiply_tc};
+use super::common::{
+    Place, commit_arrive, cube_block, stage_barriers, store4, wait_stage, zero_accumulators,
+};
+use super::tc::{TcConfig, multiply_tc};
 use crate::activation::Activation;
-use cubecl::prelude::barrier::{Barrier, copy_async_checked};
+use cubecl::prelude::barrier::copy_async_checked;
 use cubecl::prelude::*;
 
 /// Issues this unit's async copies of the A and B tiles at depth `k0` into shared stage
@@ -69,46 +71,6 @@ pub(super) fn issue_tiles<F: Float, NA: Size, NB: Size, NV: Size>(
     }
 }
 
-/// Makes this unit's copies so far count towards `bars[stage]` and arrives on it.
-#[cube]
-pub(super) fn commit_arrive(
-    bars: &Sequence<Shared<Barrier>>,
-    stage: usize,
-    #[comptime] stages: usize,
-) {
-    #[unroll]
-    for s in 0..stages {
-        if stage == s {
-            commit_at(bars, s);
-        }
-    }
-}
-
-/// [`commit_arrive`] for a stage known at compile time (no dispatch over the stages).
-#[cube]
-pub(super) fn commit_at(bars: &Sequence<Shared<Barrier>>, #[comptime] stage: usize) {
-    let bar = bars.index(stage);
-    bar.commit_copy_async();
-    let _token = bar.arrive();
-}
-
-/// Waits until every unit's copies into `stage` have landed (the `phase`-parity completion of
-/// its barrier).
-#[cube]
-pub(super) fn wait_stage(
-    bars: &Sequence<Shared<Barrier>>,
-    stage: usize,
-    phase: u32,
-    #[comptime] stages: usize,
-) {
-    #[unroll]
-    for s in 0..stages {
-        if stage == s {
-            bars[s].wait_parity(phase);
-        }
-    }
-}
-
 /// Tensor-core product (cubecl `cmma`: WMMA on CUDA), f16/bf16 inputs, f32 accumulation, with
 /// `stages` shared stages filled by `cp.async` (CUDA, sm ≥ 80).
 /// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
@@ -149,38 +111,14 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
         SharedMemory::<Vector<F, NA>>::new(comptime!(stages * bm * (cfg.bk + cfg.vec) / cfg.vec));
     let mut b_s =
         SharedMemory::<Vector<F, NA>>::new(comptime!(stages * cfg.bk * (bn + cfg.vec) / cfg.vec));
-    let mut bars = Sequence::<Shared<Barrier>>::new();
-    #[unroll]
-    for _ in 0..stages {
-        bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
-    }
-    let z = CUBE_POS_Z as usize;
-    let p = Place::at(
-        &a_strides,
-        &b_strides,
-        z,
-        CUBE_POS_Y as usize * bm,
-        CUBE_POS_X as usize * bn,
-        m,
-        n,
-        k,
-    );
+    let bars = stage_barriers(stages);
+    let block = cube_block(1usize);
+    let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;
     let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;
     let wn = plane_id % cfg.warps_n;
-    let mut acc = Sequence::<cmma::Matrix<f32>>::new();
-    #[unroll]
-    for _ in 0..comptime!(cfg.frags_m * cfg.frags_n) {
-        acc.push(cmma::Matrix::<f32>::from_value(
-            cmma::MatrixIdent::Accumulator,
-            16usize,
-            16usize,
-            cfg.kf,
-            cmma::MatrixLayout::Undefined,
-            0.0,
-        ));
-    }
+    let acc = zero_accumulators(comptime!(cfg.frags_m * cfg.frags_n), cfg.kf);
     let tiles = k.div_ceil(cfg.bk);
 
     #[unroll]
@@ -235,26 +173,11 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
                 let lc = (idx % 4) * 4;
                 let r = r0 + lr;
                 let col = c0 + lc;
-                let row_start = (z * m + r) * c_pitch;
+                let row_start = (p.z * m + r) * c_pitch;
                 let from = scratch + lr * 16 + lc;
-                if comptime!(cfg.c_vec) {
-                    if r < m && col < n {
-                        let mut v = Vector::<F, NC>::empty();
-                        #[unroll]
-                        for e in 0..4usize {
-                            v[e] = epilogue::<F, A>(c_s[from + e], bias, col + e, scale, cfg.bias);
-                        }
-                        c[(row_start + col) / 4] = v;
-                    }
-                } else {
-                    #[unroll]
-                    for e in 0..4usize {
-                        if r < m && col + e < n {
-                            let y = epilogue::<F, A>(c_s[from + e], bias, col + e, scale, cfg.bias);
-                            c[row_start + col + e] = Vector::<F, NC>::new(y);
-                        }
-                    }
-                }
+                store4::<F, NC, A, SharedMemory<f32>>(
+                    c, &c_s, from, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+                );
             }
             sync_plane();
         }

@@ -4,10 +4,10 @@
 //! shared loads (f16 ones with `ldmatrix`); here both dtypes take the same instructions, and the
 //! epilogue writes straight from the accumulator registers (no shared scratch tile).
 
-use super::tc::{PAD, Place, TcConfig, grouped_block};
-use super::tc_async::{commit_at, wait_stage};
+use super::common::{Place, commit_at, cube_block, stage_barriers, wait_stage};
+use super::tc::{PAD, TcConfig};
 use crate::activation::Activation;
-use cubecl::prelude::barrier::{Barrier, copy_async_checked};
+use cubecl::prelude::barrier::copy_async_checked;
 use cubecl::prelude::*;
 
 /// This unit's share of every tile copy, worked out once: per A copy the element offset of its
@@ -272,14 +272,9 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
         SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * bm * (cfg.bk + PAD) / 8));
     let mut b_s =
         SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * cfg.bk * (bn + PAD) / 8));
-    let mut bars = Sequence::<Shared<Barrier>>::new();
-    #[unroll]
-    for _ in 0..stages {
-        bars.push(Barrier::shared(CUBE_DIM, UNIT_POS == 0));
-    }
-    let z = CUBE_POS_Z as usize;
-    let (by, bx) = grouped_block(cfg.group);
-    let p = Place::at(&a_strides, &b_strides, z, by * bm, bx * bn, m, n, k);
+    let bars = stage_barriers(stages);
+    let block = cube_block(cfg.group);
+    let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;
     let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;
@@ -469,7 +464,7 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
                             }
                             out[e] = F::cast_from(A::apply(x, scale));
                         }
-                        c[((z * m + r) * c_pitch + col) / 2] = out;
+                        c[((p.z * m + r) * c_pitch + col) / 2] = out;
                     }
                 } else {
                     #[unroll]
@@ -488,7 +483,7 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
                                 x += bv[q];
                             }
                             let y = F::cast_from(A::apply(x, scale));
-                            c[(z * m + r) * c_pitch + col] = Vector::<F, NC>::new(y);
+                            c[(p.z * m + r) * c_pitch + col] = Vector::<F, NC>::new(y);
                         }
                     }
                 }

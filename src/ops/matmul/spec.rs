@@ -17,6 +17,9 @@ pub(crate) struct MatmulSpec {
     pub c_pitch: usize,
     pub dtype: DType,
     pub bias: bool,
+    /// Bytes from the start of each buffer (A, B, C) to its view: vector accesses need it
+    /// aligned.
+    pub offsets: [u64; 3],
 }
 
 /// `(batch, rows, cols, [batch, row, col] strides)` of a rank-2 or rank-3 operand.
@@ -77,6 +80,7 @@ impl MatmulSpec {
         b: &Layout,
         bias: Option<&Layout>,
         c: &Layout,
+        offsets: [u64; 3],
     ) -> Result<Self, ShapeError> {
         let (ba, m, k, a_strides) = operand("a", a)?;
         let (bb, kb, n, b_strides) = operand("b", b)?;
@@ -148,6 +152,7 @@ impl MatmulSpec {
             c_pitch,
             dtype: a.dtype,
             bias: bias.is_some(),
+            offsets,
         })
     }
 }
@@ -163,22 +168,29 @@ mod tests {
 
     #[test]
     fn validates() {
-        let s = MatmulSpec::new(&f32s(&[3, 5]), &f32s(&[5, 7]), None, &f32s(&[3, 7])).unwrap();
+        let s =
+            MatmulSpec::new(&f32s(&[3, 5]), &f32s(&[5, 7]), None, &f32s(&[3, 7]), [0; 3]).unwrap();
         assert_eq!((s.batch, s.m, s.n, s.k), (1, 3, 7, 5));
         assert_eq!(s.a_strides, [0, 5, 1]);
         // Batched with a broadcast B.
-        let s =
-            MatmulSpec::new(&f32s(&[4, 3, 5]), &f32s(&[5, 7]), None, &f32s(&[4, 3, 7])).unwrap();
+        let s = MatmulSpec::new(
+            &f32s(&[4, 3, 5]),
+            &f32s(&[5, 7]),
+            None,
+            &f32s(&[4, 3, 7]),
+            [0; 3],
+        )
+        .unwrap();
         assert_eq!((s.batch, s.b_strides), (4, [0, 7, 1]));
         // Transposed A through strides.
         let mut at = f32s(&[5, 3]);
         at.shape = vec![3, 5];
         at.strides = vec![1, 3];
-        let s = MatmulSpec::new(&at, &f32s(&[5, 7]), None, &f32s(&[3, 7])).unwrap();
+        let s = MatmulSpec::new(&at, &f32s(&[5, 7]), None, &f32s(&[3, 7]), [0; 3]).unwrap();
         assert_eq!(s.a_strides, [0, 1, 3]);
         // Errors.
         let err = |a: &[usize], b: &[usize], c: &[usize]| {
-            MatmulSpec::new(&f32s(a), &f32s(b), None, &f32s(c)).unwrap_err()
+            MatmulSpec::new(&f32s(a), &f32s(b), None, &f32s(c), [0; 3]).unwrap_err()
         };
         assert!(matches!(
             err(&[3, 5], &[4, 7], &[3, 7]),
@@ -199,14 +211,20 @@ mod tests {
         ));
         let bias = f32s(&[6]);
         assert!(matches!(
-            MatmulSpec::new(&f32s(&[3, 5]), &f32s(&[5, 7]), Some(&bias), &f32s(&[3, 7]))
-                .unwrap_err(),
+            MatmulSpec::new(
+                &f32s(&[3, 5]),
+                &f32s(&[5, 7]),
+                Some(&bias),
+                &f32s(&[3, 7]),
+                [0; 3]
+            )
+            .unwrap_err(),
             ShapeError::BiasShape { .. }
         ));
         let mut small = f32s(&[5, 7]);
         small.buffer_bytes -= 4;
         assert!(matches!(
-            MatmulSpec::new(&f32s(&[3, 5]), &small, None, &f32s(&[3, 7])).unwrap_err(),
+            MatmulSpec::new(&f32s(&[3, 5]), &small, None, &f32s(&[3, 7]), [0; 3]).unwrap_err(),
             ShapeError::BufferTooSmall { .. }
         ));
         assert!(matches!(
@@ -214,7 +232,8 @@ mod tests {
                 &f32s(&[3, 5]),
                 &dense(&[5, 7], DType::F16),
                 None,
-                &f32s(&[3, 7])
+                &f32s(&[3, 7]),
+                [0; 3]
             )
             .unwrap_err(),
             ShapeError::DTypeMismatch { .. }

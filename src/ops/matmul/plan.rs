@@ -1,0 +1,451 @@
+//! The one decision of a matmul: which kernel runs for (device, problem, operand layout), with
+//! which vector widths, on which grid. [`MatmulVariant::plan`] makes it; the launcher runs the
+//! [`MatmulPlan`] as it is, and [`crate::matmul_plan`] and [`crate::matmul_variant`] report it.
+
+use super::spec::MatmulSpec;
+use super::stream_k::StreamK;
+use super::{MatmulVariant, SimtShape, TcShape};
+use crate::ops::{expect_dtype_supported, unsupported};
+use crate::{Caps, Error};
+use cubeport_kernels::matmul::{BlockConfig, CmmaConfig, SimtConfig, TcConfig};
+use std::fmt;
+
+const OP: &str = "matmul";
+
+/// Elements per access that the operands' layouts allow, from their strides, row lengths and
+/// buffer offsets (1 where a layout does not allow a vector).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Widths {
+    /// A's rows as 16-byte vectors along k (`v16` elements).
+    a16: usize,
+    /// B's rows as 16-byte vectors along n.
+    b16: usize,
+    /// B's rows as 4-wide vectors (the SIMT kernel's loads).
+    b4: usize,
+    /// C's rows as 4-wide vectors.
+    c4: usize,
+    /// C's rows as column pairs (the manual-MMA epilogue).
+    c2: usize,
+    /// Elements per 16-byte vector of the dtype.
+    v16: usize,
+}
+
+impl Widths {
+    fn of(spec: &MatmulSpec) -> Self {
+        let elem = spec.dtype.size();
+        let v16 = 16 / elem;
+        let [a, b, c] = spec.offsets;
+        let c_strides = [0, spec.c_pitch, 1];
+        Widths {
+            a16: vector_width(v16, spec.a_strides, spec.k, a, elem),
+            b16: vector_width(v16, spec.b_strides, spec.n, b, elem),
+            b4: vector_width(4, spec.b_strides, spec.n, b, elem),
+            c4: vector_width(4, c_strides, spec.n, c, elem),
+            c2: vector_width(2, c_strides, spec.n, c, elem),
+            v16,
+        }
+    }
+
+    /// Whether A and B both move as 16-byte vectors (what `cp.async` copies).
+    fn rows16(&self) -> bool {
+        self.a16 == self.v16 && self.b16 == self.v16
+    }
+}
+
+/// `width` when an operand can be read or written as `width`-wide vectors along its rows: unit
+/// column stride, batch and row strides and the row length multiples of `width`, buffer offset
+/// (bytes) aligned to the vector; else 1.
+fn vector_width(
+    width: usize,
+    [batch, row, col]: [usize; 3],
+    row_len: usize,
+    offset: u64,
+    elem: usize,
+) -> usize {
+    let fits = col == 1
+        && batch.is_multiple_of(width)
+        && row.is_multiple_of(width)
+        && row_len.is_multiple_of(width)
+        && offset.is_multiple_of((width * elem) as u64);
+    if fits { width } else { 1 }
+}
+
+/// Exactly the kernels a plan launches: their comptime configurations and the width of each
+/// vectorized operand (the launch's `Size` arguments, which the configurations' flags match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Kernel {
+    /// `matmul_naive_kernel`.
+    Naive,
+    /// `matmul_blocked_kernel`.
+    Blocked(BlockConfig),
+    /// `matmul_cmma_kernel`.
+    Cmma(CmmaConfig),
+    /// `matmul_simt_kernel`, B loaded `nb` and C stored `nc` wide. With `stream_k`, it runs the
+    /// whole blocks on a 1-D grid, then `matmul_simt_sk_kernel` and `matmul_simt_fixup_kernel`
+    /// the tail.
+    Simt {
+        cfg: SimtConfig,
+        nb: usize,
+        nc: usize,
+        stream_k: Option<StreamK>,
+    },
+    /// `matmul_simt_async_kernel`, A and B copied as `nv`-wide (16-byte) vectors, C stored
+    /// `nc` wide.
+    SimtAsync {
+        cfg: SimtConfig,
+        nv: usize,
+        nc: usize,
+    },
+    /// `matmul_tc_kernel`: A loaded `na`, B `nb` wide, shared tiles of `nv`-wide vectors, C
+    /// stored `nc` wide.
+    Tc {
+        cfg: TcConfig,
+        na: usize,
+        nb: usize,
+        nv: usize,
+        nc: usize,
+    },
+    /// `matmul_tc_async_kernel`: `stages` `cp.async` stages of `nv`-wide vectors, C stored `nc`
+    /// wide.
+    TcAsync {
+        cfg: TcConfig,
+        nv: usize,
+        nc: usize,
+        stages: usize,
+    },
+    /// `matmul_tc_mma_kernel`: as `TcAsync`, C stored `nc` (1 or 2) wide.
+    TcMma {
+        cfg: TcConfig,
+        nv: usize,
+        nc: usize,
+        stages: usize,
+    },
+}
+
+impl fmt::Display for Kernel {
+    /// The kernel's name without `matmul_` and `_kernel`, then the operands' vector widths.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Kernel::Naive => f.write_str("naive"),
+            Kernel::Blocked(_) => f.write_str("blocked"),
+            Kernel::Cmma(_) => f.write_str("cmma"),
+            Kernel::Simt {
+                nb, nc, stream_k, ..
+            } => {
+                write!(f, "simt b{nb} c{nc}")?;
+                match stream_k {
+                    None => Ok(()),
+                    Some(sk) => write!(
+                        f,
+                        ", stream-K: {} whole blocks, {} shared by {} cubes + fixup",
+                        sk.split.dp, sk.split.tail, sk.split.runs
+                    ),
+                }
+            }
+            Kernel::SimtAsync { nv, nc, .. } => write!(f, "simt_async a{nv} b{nv} c{nc}"),
+            Kernel::Tc { na, nb, nc, .. } => write!(f, "tc a{na} b{nb} c{nc}"),
+            Kernel::TcAsync { nv, nc, .. } => write!(f, "tc_async a{nv} b{nv} c{nc}"),
+            Kernel::TcMma { nv, nc, .. } => write!(f, "tc_mma a{nv} b{nv} c{nc}"),
+        }
+    }
+}
+
+/// What a matmul runs: the variant, exactly its kernels with the vector widths the operands
+/// allow, and the grid. Made only by one function, which [`crate::matmul_into`],
+/// [`crate::matmul_with`] and [`crate::matmul_plan`] share, so the plan reported is the plan
+/// that runs. Its `Display` is the id logs and tests compare: `<variant> (<kernel> <widths>)`,
+/// e.g. `simt64x64x16_4x4_s2 (simt b4 c4)`, with `, for <requested>` where a `cp.async` shape
+/// runs as its register-staged fallback ([`MatmulPlan::variant`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct MatmulPlan {
+    requested: MatmulVariant,
+    variant: MatmulVariant,
+    pub(crate) kernel: Kernel,
+    /// Cubes `(x, y, z)` of the main launch: `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
+    pub(crate) grid: [u32; 3],
+    /// Units per cube `(x, y)`.
+    pub(crate) cube_dim: [u32; 2],
+}
+
+impl MatmulPlan {
+    /// The variant that runs: the one forced or chosen, except that a `cp.async` shape whose
+    /// operands' rows are not 16-byte vectors runs as its register-staged fallback
+    /// ([`TcShape::register_fallback`], [`SimtShape::register_fallback`]).
+    pub fn variant(&self) -> MatmulVariant {
+        self.variant
+    }
+
+    /// The variant asked for: the forced one, or the automatic choice.
+    pub fn requested(&self) -> MatmulVariant {
+        self.requested
+    }
+}
+
+impl fmt::Display for MatmulPlan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}", self.variant, self.kernel)?;
+        if self.requested != self.variant {
+            write!(f, ", for {}", self.requested)?;
+        }
+        f.write_str(")")
+    }
+}
+
+impl MatmulVariant {
+    /// The plan of a product: `forced`, or else the automatic choice; then exactly the kernel
+    /// it runs for these operands. In order:
+    /// 1. a dtype the device lacks is [`Error::UnsupportedDType`];
+    /// 2. the variant must run on the device ([`MatmulVariant::runs_on`]), else
+    ///    [`Error::Unsupported`]: a forced variant is never replaced by another;
+    /// 3. a `cp.async` shape whose A or B rows are not 16-byte vectors runs as its register-staged
+    ///    fallback, as the shapes document (the plan names both);
+    /// 4. the kernel and its vector widths follow from the layouts; a stream-K shape takes its
+    ///    tail where one helps ([`SimtShape::stream_k`]);
+    /// 5. a grid beyond the device's limits is [`Error::Unsupported`].
+    pub(crate) fn plan(
+        caps: &Caps,
+        spec: &MatmulSpec,
+        forced: Option<MatmulVariant>,
+    ) -> Result<MatmulPlan, Error> {
+        expect_dtype_supported(caps, OP, spec.dtype)?;
+        let widths = Widths::of(spec);
+        let requested = forced.unwrap_or_else(|| auto(caps, spec, &widths));
+        requested
+            .requirements(caps, spec.dtype)
+            .map_err(|reason| unsupported(caps, OP, reason))?;
+        let variant = match requested {
+            MatmulVariant::Tc(s) if !widths.rows16() => {
+                MatmulVariant::Tc(s.register_fallback(caps, spec.dtype))
+            }
+            MatmulVariant::Simt(s) if !widths.rows16() => {
+                MatmulVariant::Simt(s.register_fallback(caps, spec.dtype))
+            }
+            v => v,
+        };
+        let (bm, bn) = variant.block();
+        let grid = [spec.n.div_ceil(bn), spec.m.div_ceil(bm), spec.batch];
+        for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
+            if g > max as usize {
+                return Err(unsupported(
+                    caps,
+                    OP,
+                    format!(
+                        "{g} cubes along grid axis {axis} exceed the device's {max} (m {}, n {}, \
+                         batch {})",
+                        spec.m, spec.n, spec.batch
+                    ),
+                ));
+            }
+        }
+        let (kernel, cube_dim) = variant.kernel(caps, spec, &widths, grid.iter().product());
+        Ok(MatmulPlan {
+            requested,
+            variant,
+            kernel,
+            grid: grid.map(|g| g as u32),
+            cube_dim,
+        })
+    }
+
+    /// Output block `(bm, bn)` of one cube.
+    fn block(&self) -> (usize, usize) {
+        match self {
+            MatmulVariant::Naive | MatmulVariant::Tiled16 => (16, 16),
+            MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
+            MatmulVariant::Blocked128 { .. } => (128, 128),
+            MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
+            MatmulVariant::Tc(s) => (s.bm(), s.bn()),
+        }
+    }
+
+    /// The kernel of this (layout-resolved) variant and its units per cube; `blocks` output
+    /// blocks in all.
+    fn kernel(
+        &self,
+        caps: &Caps,
+        spec: &MatmulSpec,
+        w: &Widths,
+        blocks: usize,
+    ) -> (Kernel, [u32; 2]) {
+        let bias = spec.bias;
+        let blocked = |bm, bk, tm, pad, double_buffer| {
+            let cfg = BlockConfig {
+                bm,
+                bn: bm,
+                bk,
+                tm,
+                tn: tm,
+                pad,
+                double_buffer,
+                bias,
+            };
+            let dim = [(cfg.bn / cfg.tn) as u32, (cfg.bm / cfg.tm) as u32];
+            (Kernel::Blocked(cfg), dim)
+        };
+        match *self {
+            MatmulVariant::Naive => (Kernel::Naive, [16, 16]),
+            MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
+            MatmulVariant::Blocked64 => blocked(64, 16, 4, 4, false),
+            MatmulVariant::Blocked128 { double_buffer } => blocked(128, 8, 8, 4, double_buffer),
+            MatmulVariant::Cmma => {
+                let cfg = CmmaConfig {
+                    planes_m: 2,
+                    planes_n: 2,
+                    bk: 32,
+                    plane: 32,
+                    bias,
+                };
+                (Kernel::Cmma(cfg), [32, 4])
+            }
+            MatmulVariant::Simt(s) => {
+                let units = [s.units() as u32, 1];
+                let kernel = if s.async_copy {
+                    let cfg = s.config(bias, true, w.c4 == 4);
+                    Kernel::SimtAsync {
+                        cfg,
+                        nv: w.v16,
+                        nc: w.c4,
+                    }
+                } else {
+                    let cfg = s.config(bias, w.b4 == 4, w.c4 == 4);
+                    Kernel::Simt {
+                        cfg,
+                        nb: w.b4,
+                        nc: w.c4,
+                        stream_k: s.stream_k_launch(caps, spec, blocks, cfg),
+                    }
+                };
+                (kernel, units)
+            }
+            MatmulVariant::Tc(s) => {
+                let units = [s.units() as u32, 1];
+                let (dtype, nv, stages) = (spec.dtype, w.v16, s.stages as usize);
+                // The async kernels copy A and B as 16-byte vectors: the plan has rows16 here.
+                let kernel = if s.stages == 0 {
+                    let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
+                    Kernel::Tc {
+                        cfg: s.config(dtype, bias, a_vec, b_vec, w.c4 == 4),
+                        na: w.a16,
+                        nb: w.b16,
+                        nv,
+                        nc: w.c4,
+                    }
+                } else if s.mma {
+                    Kernel::TcMma {
+                        cfg: s.config(dtype, bias, true, true, w.c2 == 2),
+                        nv,
+                        nc: w.c2,
+                        stages,
+                    }
+                } else {
+                    Kernel::TcAsync {
+                        cfg: s.config(dtype, bias, true, true, w.c4 == 4),
+                        nv,
+                        nc: w.c4,
+                        stages,
+                    }
+                };
+                (kernel, units)
+            }
+        }
+    }
+}
+
+/// The automatic choice for `spec` on `caps`. With tensor cores (f16/bf16): where `cp.async`
+/// is available and A and B rows are 16-byte vectors, manual-MMA 128 × 256 × 64 blocks in
+/// column strips, or the WMMA `cp.async` shapes, whichever fits, when 128 × 256 blocks fill the
+/// device; else the register-staged 128 × 128 shape (faster than the async shapes' own
+/// register-staged fallbacks) when 128 × 128 blocks do; else 64 × 128 blocks; `cmma` where no
+/// tiled shape runs. Otherwise the vectorized SIMT kernel, the largest whose blocks fill the
+/// device (128 × 256 in column strips, with its stream-K tail where the device reports its SM
+/// count), and 16-tiles for tiny outputs. "Fill": at least one block per SM (64 where the SM
+/// count is unknown).
+fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
+    let dtype = spec.dtype;
+    let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
+    let fill = caps.num_sms.map_or(64, |s| s as usize);
+    if MatmulVariant::Cmma.runs_on(caps, dtype) {
+        let fits = |s: TcShape| s.check(caps, dtype).is_ok();
+        let mut shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
+            TcShape::T128X256X64_A3_G8_MMA
+        } else if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
+            TcShape::T128X256_A3
+        } else if blocks(128, 128) >= fill && fits(TcShape::T128_W4X2_A3) {
+            TcShape::T128_W4X2_A3
+        } else if blocks(128, 128) >= fill {
+            TcShape::T128_W4X2
+        } else {
+            TcShape::T64X128
+        };
+        if shape.stages > 0 && !widths.rows16() {
+            shape = TcShape::T128_W4X2;
+        }
+        let v = MatmulVariant::Tc(shape);
+        return if v.runs_on(caps, dtype) {
+            v
+        } else {
+            MatmulVariant::Cmma
+        };
+    }
+    let simt = |s: SimtShape| {
+        let v = MatmulVariant::Simt(s);
+        v.runs_on(caps, dtype).then_some(v)
+    };
+    if blocks(128, 256) >= fill
+        && let Some(v) = simt(SimtShape::S128X256_G8_SK).or_else(|| simt(SimtShape::S128X256_G8))
+    {
+        return v;
+    }
+    if blocks(128, 128) >= fill {
+        simt(SimtShape::S128_WIDE).unwrap_or(MatmulVariant::Blocked128 {
+            double_buffer: false,
+        })
+    } else if blocks(64, 64) >= fill / 2 || spec.m * spec.n >= 64 * 64 {
+        simt(SimtShape::S64).unwrap_or(MatmulVariant::Blocked64)
+    } else {
+        MatmulVariant::Tiled16
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::dense;
+    use crate::{DType, Layout};
+
+    fn widths(a: Layout, b: Layout, c: Layout, offsets: [u64; 3]) -> Widths {
+        Widths::of(&MatmulSpec::new(&a, &b, None, &c, offsets).unwrap())
+    }
+
+    /// A width is allowed only where the row length, every stride and the view's offset are
+    /// multiples of it and the rows are contiguous.
+    #[test]
+    fn widths_follow_lengths_strides_and_offsets() {
+        let f16 = |s: &[usize]| dense(s, DType::F16);
+        let all = |w: Widths| (w.a16, w.b16, w.b4, w.c4, w.c2, w.v16);
+        let w = widths(f16(&[16, 32]), f16(&[32, 64]), f16(&[16, 64]), [0; 3]);
+        assert_eq!(all(w), (8, 8, 4, 4, 2, 8));
+        assert!(w.rows16());
+        // k = 12, n = 36: A and B rows are not 16-byte vectors; B and C still 4-wide.
+        let w = widths(f16(&[16, 12]), f16(&[12, 36]), f16(&[16, 36]), [0; 3]);
+        assert_eq!(all(w), (1, 1, 4, 4, 2, 8));
+        assert!(!w.rows16());
+        // Views 8 bytes into B's and 4 into C's buffer: B 4-wide, C in pairs only.
+        let w = widths(f16(&[16, 32]), f16(&[32, 64]), f16(&[16, 64]), [0, 8, 4]);
+        assert_eq!(all(w), (8, 1, 4, 1, 2, 8));
+        // A transposed view (column stride 16), odd n: scalars.
+        let mut at = f16(&[32, 16]);
+        (at.shape, at.strides) = (vec![16, 32], vec![1, 16]);
+        let w = widths(at, f16(&[32, 7]), f16(&[16, 7]), [0; 3]);
+        assert_eq!(all(w), (1, 1, 1, 1, 1, 8));
+        // f32: a 16-byte vector is 4 elements; a batch stride breaks B's vectors.
+        let f32s = |s: &[usize]| dense(s, DType::F32);
+        let w = widths(f32s(&[8, 4]), f32s(&[4, 8]), f32s(&[8, 8]), [0; 3]);
+        assert_eq!(all(w), (4, 4, 4, 4, 2, 4));
+        let mut b = f32s(&[2, 4, 8]);
+        b.strides = vec![34, 8, 1];
+        b.buffer_bytes = 4 * 66;
+        let w = widths(f32s(&[2, 8, 4]), b, f32s(&[2, 8, 8]), [0; 3]);
+        assert_eq!(all(w), (4, 1, 1, 4, 2, 4));
+    }
+}

@@ -1,0 +1,358 @@
+//! Tile shapes of the tensor-core kernels ([`MatmulVariant::Tc`](super::MatmulVariant::Tc)):
+//! ids, presets and the device checks.
+
+use crate::{Caps, DType};
+use cubeport_kernels::matmul::TcConfig;
+use std::fmt;
+
+/// Shape of the tiled tensor-core kernels ([`MatmulVariant::Tc`](super::MatmulVariant::Tc)):
+/// `warps_m × warps_n` planes per cube, each `frags_m × frags_n` fragments of 16 × 16, `bk`-deep
+/// shared tiles, and how the tiles reach shared memory: through registers, two stages
+/// (`stages = 0`), or by `cp.async` with `stages` (2–4) tiles in flight. Written
+/// `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>`, with `_a<stages>` for the async pipeline
+/// (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`), which [`str::parse`] reads back. The
+/// async pipeline copies A and B rows as 16-byte vectors (contiguous rows; `k`, `n` and the
+/// strides multiples of 8; aligned buffers); for other layouts an async shape runs as its
+/// register-staged fallback ([`TcShape::register_fallback`]), which the plan names
+/// ([`crate::matmul_plan`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TcShape {
+    /// Planes along m.
+    pub warps_m: u16,
+    /// Planes along n.
+    pub warps_n: u16,
+    /// Fragments per plane along m.
+    pub frags_m: u16,
+    /// Fragments per plane along n.
+    pub frags_n: u16,
+    /// Shared tile depth (a multiple of 16).
+    pub bk: u16,
+    /// `cp.async` stages (2–4), or 0 for the register-staged kernel.
+    pub stages: u16,
+    /// Fragments through cubecl's manual MMA (`ldmatrix` + `mma.sync.m16n8k16`, accumulators
+    /// in registers) instead of WMMA; async pipeline only. Written with a `_mma` suffix.
+    pub mma: bool,
+    /// Cubes walk the output in column strips `group` block-rows tall (0 or 1: row by row, the
+    /// launch order), so the cubes resident at once share A and B tiles in L2; manual-MMA
+    /// kernel only. Written `_g<group>` after the stages.
+    pub group: u16,
+    /// f32 inputs on TF32 tensor cores (WMMA 16 × 16 × 8: 10-bit mantissas, f32 accumulation),
+    /// the explicit opt-in: never chosen automatically, only when forced. Written `_tf32` last.
+    pub tf32: bool,
+}
+
+impl TcShape {
+    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments (64 × 32 per plane).
+    pub const T128: TcShape = TcShape::new(2, 4, 4, 2, 32);
+    /// 128 × 128 blocks, 32-deep tiles, 4 × 2 planes of 2 × 4 fragments (32 × 64 per plane):
+    /// the automatic register-staged choice for f16/bf16 (no `cp.async`, or rows that are not
+    /// 16-byte vectors).
+    pub const T128_W4X2: TcShape = TcShape::new(4, 2, 2, 4, 32);
+    /// 128 × 256 blocks, 32-deep tiles, 2 × 4 planes of 4 × 4 fragments (64 × 64 per plane).
+    pub const T128X256: TcShape = TcShape::new(2, 4, 4, 4, 32);
+    /// 64 × 128 blocks, 32-deep tiles, 2 × 2 planes of 2 × 4 fragments: outputs too small to
+    /// fill the device with 128 × 128 blocks.
+    pub const T64X128: TcShape = TcShape::new(2, 2, 2, 4, 32);
+    /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
+    pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
+    /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
+    pub const T128X256_A3: TcShape = TcShape::T128X256.with_async(3);
+    /// [`TcShape::T128X256_A3`] with manual MMA fragments (`ldmatrix` for bf16 as for f16).
+    pub const T128X256_A3_MMA: TcShape = TcShape::T128X256_A3.with_mma();
+    /// 128 × 256 blocks of 2 × 4 planes (64 × 64 each), 64-deep tiles, three `cp.async`
+    /// stages, manual MMA, cubes in the launch order.
+    pub const T128X256X64_A3_MMA: TcShape = TcShape::new(2, 4, 4, 4, 64).with_async(3).with_mma();
+    /// [`TcShape::T128X256X64_A3_MMA`] with cubes walking column strips 8 block-rows tall
+    /// (`_g8`): the automatic choice for f16 and bf16 on large products.
+    pub const T128X256X64_A3_G8_MMA: TcShape = TcShape::T128X256X64_A3_MMA.with_group(8);
+    /// [`TcShape::T128_W4X2_A3`] on TF32 tensor cores for f32 inputs (the opt-in; see
+    /// [`TcShape::tf32`]).
+    pub const T128_W4X2_A3_TF32: TcShape = TcShape::T128_W4X2_A3.with_tf32();
+
+    /// A shape; [`TcShape::check`] says whether a device can run it.
+    pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
+        TcShape {
+            warps_m,
+            warps_n,
+            frags_m,
+            frags_n,
+            bk,
+            stages: 0,
+            mma: false,
+            group: 0,
+            tf32: false,
+        }
+    }
+
+    /// The same tiles for f32 inputs on TF32 tensor cores (see [`TcShape::tf32`]).
+    pub const fn with_tf32(self) -> Self {
+        TcShape { tf32: true, ..self }
+    }
+
+    /// The same tiles with cubes grouped into strips of `group` block-rows (see
+    /// [`TcShape::group`]).
+    pub const fn with_group(self, group: u16) -> Self {
+        TcShape { group, ..self }
+    }
+
+    /// The same tiles with manual MMA fragments (meaningful with [`TcShape::with_async`]).
+    pub const fn with_mma(self) -> Self {
+        TcShape { mma: true, ..self }
+    }
+
+    /// The same tiles through a `cp.async` pipeline of `stages` stages (0: registers).
+    pub const fn with_async(self, stages: u16) -> Self {
+        TcShape { stages, ..self }
+    }
+
+    /// Block rows.
+    pub fn bm(&self) -> usize {
+        16 * self.frags_m as usize * self.warps_m as usize
+    }
+
+    /// Block columns.
+    pub fn bn(&self) -> usize {
+        16 * self.frags_n as usize * self.warps_n as usize
+    }
+
+    pub(super) fn units(&self) -> usize {
+        32 * self.warps_m as usize * self.warps_n as usize
+    }
+
+    /// Shared memory one cube takes, bytes: the register-staged kernel holds two stages of
+    /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
+    /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
+    pub fn shared_bytes(&self, dtype: DType) -> usize {
+        let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
+        // Rows padded by one 16-byte vector.
+        let pad = 16 / dtype.size();
+        let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
+        if self.stages == 0 {
+            2 * stage + bm * (bn + 4) * 4
+        } else if self.mma {
+            self.stages as usize * stage
+        } else {
+            self.stages as usize * stage + (self.units() / 32) * 256 * 4
+        }
+    }
+
+    /// Why this shape cannot run on `caps` (beyond the tensor-core requirement), if it cannot.
+    pub fn check(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
+        let TcShape {
+            warps_m,
+            warps_n,
+            frags_m,
+            frags_n,
+            bk,
+            stages,
+            mma,
+            group,
+            tf32,
+        } = *self;
+        if stages == 1 || stages > 4 {
+            return Err(format!("{self}: async stages must be 2, 3 or 4"));
+        }
+        if mma && stages == 0 {
+            return Err(format!(
+                "{self}: manual MMA fragments run only in the cp.async pipeline (_a<stages>)"
+            ));
+        }
+        if tf32 && mma {
+            return Err(format!(
+                "{self}: TF32 runs through WMMA (16 × 16 × 8); manual MMA fragments are f16/bf16 only"
+            ));
+        }
+        if tf32 != (dtype == DType::F32) {
+            return Err(format!(
+                "{self}: {} inputs; TF32 shapes (_tf32) take f32, the others f16/bf16",
+                dtype
+            ));
+        }
+        if tf32 && !caps.tf32 {
+            return Err(format!(
+                "{self}: the device has no TF32 tensor cores (cmma 16 × 16 × 8, f32 accumulators)"
+            ));
+        }
+        if group > 1 && !mma {
+            return Err(format!(
+                "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
+            ));
+        }
+        if mma && bk % 32 != 0 {
+            return Err(format!(
+                "{self}: manual MMA double-buffers its fragments over 16-deep steps, bk must be a multiple of 32"
+            ));
+        }
+        if mma && !caps.manual_mma {
+            return Err(format!(
+                "{self}: the device has no manual MMA (mma.sync m16n8k16, f16/bf16 → f32)"
+            ));
+        }
+        if stages > 0 && !caps.copy_async {
+            return Err(format!(
+                "{self}: the device has no asynchronous global-to-shared copies (cp.async)"
+            ));
+        }
+        if warps_m == 0 || warps_n == 0 || frags_m == 0 || frags_n == 0 || bk == 0 || bk % 16 != 0 {
+            return Err(format!(
+                "{self}: planes and fragments must be positive, bk a multiple of 16"
+            ));
+        }
+        let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
+        let vec = 16 / dtype.size();
+        if !(bm * bk / vec).is_multiple_of(units)
+            || !(bk * bn / vec).is_multiple_of(units)
+            || !(bm * bn / 4).is_multiple_of(units)
+        {
+            return Err(format!(
+                "{self}: the {units} units must divide the tiles' 16-byte vectors and the block's 4-wide output groups"
+            ));
+        }
+        if units > caps.max_units_per_cube as usize || units as u32 > caps.max_cube_dim[0] {
+            return Err(format!(
+                "{self}: {units} units exceed the device's cube size"
+            ));
+        }
+        // (Other layouts run `register_fallback`, which always fits.)
+        let shared = self.shared_bytes(dtype);
+        if shared > caps.max_shared_bytes {
+            return Err(format!(
+                "{self}: {shared} bytes of shared memory exceed the device's {}",
+                caps.max_shared_bytes
+            ));
+        }
+        Ok(())
+    }
+
+    /// The register-staged shape that runs this async shape's product when A or B rows are not
+    /// 16-byte vectors (`cp.async` copies 16 bytes): the same tiles where they fit the device's
+    /// shared memory, else [`TcShape::T128_W4X2`]. Register-staged shapes are their own.
+    /// A forced async shape on such operands runs this shape, as its plan says.
+    pub fn register_fallback(self, caps: &Caps, dtype: DType) -> TcShape {
+        if self.stages == 0 {
+            return self;
+        }
+        let same = TcShape {
+            stages: 0,
+            mma: false,
+            ..self
+        };
+        if same.check(caps, dtype).is_ok() {
+            same
+        } else {
+            TcShape {
+                tf32: self.tf32,
+                ..TcShape::T128_W4X2
+            }
+        }
+    }
+
+    pub(super) fn config(
+        &self,
+        dtype: DType,
+        bias: bool,
+        a_vec: bool,
+        b_vec: bool,
+        c_vec: bool,
+    ) -> TcConfig {
+        TcConfig {
+            vec: 16 / dtype.size(),
+            kf: if self.tf32 { 8 } else { 16 },
+            warps_m: self.warps_m as usize,
+            warps_n: self.warps_n as usize,
+            frags_m: self.frags_m as usize,
+            frags_n: self.frags_n as usize,
+            bk: self.bk as usize,
+            plane: 32,
+            group: self.group.max(1) as usize,
+            bias,
+            a_vec,
+            b_vec,
+            c_vec,
+        }
+    }
+}
+
+impl fmt::Display for TcShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "tc{}x{}x{}_w{}x{}",
+            self.bm(),
+            self.bn(),
+            self.bk,
+            self.warps_m,
+            self.warps_n
+        )?;
+        if self.stages > 0 {
+            write!(f, "_a{}", self.stages)?;
+        }
+        if self.group > 1 {
+            write!(f, "_g{}", self.group)?;
+        }
+        if self.mma {
+            write!(f, "_mma")?;
+        }
+        if self.tf32 {
+            write!(f, "_tf32")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::str::FromStr for TcShape {
+    type Err = String;
+
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]` (as
+    /// printed).
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || {
+            format!(
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]"
+            )
+        };
+        let (s_body, tf32) = match s.strip_suffix("_tf32") {
+            Some(b) => (b, true),
+            None => (s, false),
+        };
+        let (body, mma) = match s_body.strip_suffix("_mma") {
+            Some(b) => (b, true),
+            None => (s_body, false),
+        };
+        let (block, warps) = body
+            .strip_prefix("tc")
+            .and_then(|r| r.split_once("_w"))
+            .ok_or_else(bad)?;
+        let (warps, group) = match warps.split_once("_g") {
+            Some((w, g)) => match g.parse::<u16>() {
+                Ok(g) if g > 1 => (w, g),
+                _ => return Err(bad()),
+            },
+            None => (warps, 0),
+        };
+        let (warps, stages) = match warps.split_once("_a") {
+            Some((w, st)) => (w, st.parse::<u16>().map_err(|_| bad())?),
+            None => (warps, 0),
+        };
+        let nums = |t: &str| -> Result<Vec<u16>, String> {
+            t.split('x')
+                .map(|x| x.parse::<u16>().map_err(|_| bad()))
+                .collect()
+        };
+        let (b, w) = (nums(block)?, nums(warps)?);
+        if b.len() != 3 || w.len() != 2 || w[0] == 0 || w[1] == 0 {
+            return Err(bad());
+        }
+        let (fm, fn_) = (b[0] / (16 * w[0]), b[1] / (16 * w[1]));
+        let mut shape = TcShape::new(w[0], w[1], fm, fn_, b[2]).with_async(stages);
+        shape.mma = mma;
+        shape.group = group;
+        shape.tf32 = tf32;
+        if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
+            return Err(format!(
+                "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
+            ));
+        }
+        Ok(shape)
+    }
+}

@@ -1,0 +1,158 @@
+//! The matmul variants: ids (`Display` / `FromStr`), the preset list, tolerances and what each
+//! variant needs from the device.
+
+use super::{SimtShape, TcShape};
+use crate::reference::Tolerance;
+use crate::{Caps, DType};
+use std::fmt;
+
+/// A matmul variant (see the module table). Which kernel a variant runs for given operands, with
+/// which vector widths, is decided by one function ([`crate::matmul_plan`] reports it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum MatmulVariant {
+    /// One unit per output.
+    Naive,
+    /// 16 × 16 shared tiles.
+    Tiled16,
+    /// 64 × 64 blocks, 4 × 4 per unit.
+    Blocked64,
+    /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
+    Blocked128 {
+        /// Ping-pong shared buffers.
+        double_buffer: bool,
+    },
+    /// The vectorized CUDA-core kernel with this tile shape.
+    Simt(SimtShape),
+    /// The tiled tensor-core kernel with this shape (f16/bf16 inputs, f32 accumulation).
+    Tc(TcShape),
+    /// Tensor cores, the plain form: 64 × 64 blocks of 2 × 2 planes, 32 × 32 per plane,
+    /// scalar loads, one stage (f16/bf16 inputs, f32 accumulation).
+    Cmma,
+}
+
+impl fmt::Display for MatmulVariant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            MatmulVariant::Naive => "naive",
+            MatmulVariant::Tiled16 => "tiled16",
+            MatmulVariant::Blocked64 => "blocked64",
+            MatmulVariant::Blocked128 {
+                double_buffer: false,
+            } => "blocked128",
+            MatmulVariant::Blocked128 {
+                double_buffer: true,
+            } => "blocked128_db",
+            MatmulVariant::Simt(shape) => return shape.fmt(f),
+            MatmulVariant::Tc(shape) => return shape.fmt(f),
+            MatmulVariant::Cmma => "cmma",
+        })
+    }
+}
+
+impl std::str::FromStr for MatmulVariant {
+    type Err = String;
+
+    /// Parses a variant id as printed: `naive`, `tiled16`, `blocked64`, `blocked128`,
+    /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
+    /// (`tc128x128x32_w2x4`).
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "naive" => MatmulVariant::Naive,
+            "tiled16" => MatmulVariant::Tiled16,
+            "blocked64" => MatmulVariant::Blocked64,
+            "blocked128" => MatmulVariant::Blocked128 {
+                double_buffer: false,
+            },
+            "blocked128_db" => MatmulVariant::Blocked128 {
+                double_buffer: true,
+            },
+            "cmma" => MatmulVariant::Cmma,
+            s if s.starts_with("simt") => MatmulVariant::Simt(s.parse()?),
+            s if s.starts_with("tc") => MatmulVariant::Tc(s.parse()?),
+            _ => return Err(format!("unknown matmul variant `{s}`")),
+        })
+    }
+}
+
+impl MatmulVariant {
+    /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
+    pub const ALL: [MatmulVariant; 22] = [
+        MatmulVariant::Naive,
+        MatmulVariant::Tiled16,
+        MatmulVariant::Blocked64,
+        MatmulVariant::Blocked128 {
+            double_buffer: false,
+        },
+        MatmulVariant::Blocked128 {
+            double_buffer: true,
+        },
+        MatmulVariant::Simt(SimtShape::S64),
+        MatmulVariant::Simt(SimtShape::S128_SINGLE),
+        MatmulVariant::Simt(SimtShape::S128),
+        MatmulVariant::Simt(SimtShape::S128_WIDE),
+        MatmulVariant::Simt(SimtShape::S128X256),
+        MatmulVariant::Simt(SimtShape::S128X256_G8),
+        MatmulVariant::Simt(SimtShape::S128X256_G8_SK),
+        MatmulVariant::Simt(SimtShape::S128X256_A3),
+        MatmulVariant::Cmma,
+        MatmulVariant::Tc(TcShape::T64X128),
+        MatmulVariant::Tc(TcShape::T128),
+        MatmulVariant::Tc(TcShape::T128_W4X2),
+        MatmulVariant::Tc(TcShape::T128X256),
+        MatmulVariant::Tc(TcShape::T128_W4X2_A3),
+        MatmulVariant::Tc(TcShape::T128X256_A3),
+        MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
+        MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
+    ];
+
+    /// How close this variant's entries must come to the f64 reference:
+    /// [`Tolerance::matmul_tf32`] for the TF32 shapes, else [`Tolerance::matmul`].
+    pub fn tolerance(&self, dtype: DType, k: usize, sum_abs: f64) -> Tolerance {
+        match self {
+            MatmulVariant::Tc(s) if s.tf32 => Tolerance::matmul_tf32(k, sum_abs),
+            _ => Tolerance::matmul(dtype, k, sum_abs),
+        }
+    }
+
+    /// Whether the device can run this variant for `dtype` (`cmma`: f16/bf16 on a device with
+    /// tensor cores and 32-wide planes; the shapes: [`SimtShape::check`] and
+    /// [`TcShape::check`] and, for tensor-core shapes, the tensor cores; the others:
+    /// everywhere the dtype runs). The same test the plan applies to a forced variant.
+    pub fn runs_on(&self, caps: &Caps, dtype: DType) -> bool {
+        self.requirements(caps, dtype).is_ok()
+    }
+
+    /// Why the device cannot run this variant for `dtype`, if it cannot (see
+    /// [`MatmulVariant::runs_on`]).
+    pub(super) fn requirements(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
+        // Tensor-core kernels are warp-wide; the f16/bf16 ones also need cmma for their dtype.
+        let tensor_cores = |halves: bool| {
+            let ok = caps.plane.fixed_width() == Some(32)
+                && (!halves || (caps.tensor_cores && matches!(dtype, DType::F16 | DType::BF16)));
+            if ok {
+                return Ok(());
+            }
+            Err(format!(
+                "{self} needs {}tensor cores with 32-wide planes; this is {dtype} on a device \
+                 with tensor cores: {}, plane width {:?}",
+                if halves { "f16/bf16 and " } else { "" },
+                caps.tensor_cores,
+                caps.plane.fixed_width()
+            ))
+        };
+        match self {
+            MatmulVariant::Cmma => tensor_cores(true),
+            MatmulVariant::Simt(shape) => shape.check(caps, dtype),
+            // `check` holds the TF32 conditions (f32 inputs, TF32 tensor cores).
+            MatmulVariant::Tc(shape) => {
+                shape.check(caps, dtype)?;
+                tensor_cores(!shape.tf32)
+            }
+            MatmulVariant::Naive
+            | MatmulVariant::Tiled16
+            | MatmulVariant::Blocked64
+            | MatmulVariant::Blocked128 { .. } => Ok(()),
+        }
+    }
+}
