@@ -251,7 +251,10 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
                         let got_sum = to_f64(&ds.to_vec(client).unwrap());
                         // Exact, but for subnormal sums that devices may flush to zero
                         // (NVIDIA's Vulkan driver does).
-                        let flush = Tolerance { atol: f32::MIN_POSITIVE as f64, rtol: 0.0 };
+                        let flush = Tolerance {
+                            atol: f32::MIN_POSITIVE as f64,
+                            rtol: 0.0,
+                        };
                         let c = compare_each(&got_sum, &xf, |_| flush);
                         prop_assert!(c.ok(), "add_rms_norm sum {shape:?}: {c}");
                     }

@@ -308,7 +308,9 @@ fn mma_plan(
     // Every unit issues the same number of 16-byte copies of the Q tile and of each K/V tile.
     let units = 32 * warps;
     if !(16 * warps * d / 8).is_multiple_of(units) || !(keys * d / 8).is_multiple_of(units) {
-        return no(format!("{warps} planes cannot share the copies of {keys}-key tiles at head dim {d} evenly"));
+        return no(format!(
+            "{warps} planes cannot share the copies of {keys}-key tiles at head dim {d} evenly"
+        ));
     }
     // Rows are copied as 16-byte vectors.
     if spec.strides[..3]
