@@ -26,12 +26,16 @@ pub enum ReducePath {
 pub struct RowGroup {
     /// Combine path.
     pub path: ReducePath,
-    /// Units per row (a power of two; a multiple of the plane width on the plane path).
+    /// Units per row (a power of two up to 1024; a multiple of the plane width on the plane
+    /// path). Groups up to 256 share cubes of 256 units; larger groups take a cube each.
     pub group: u32,
 }
 
-/// Units per cube of the row kernels.
+/// Units per cube of the row kernels (groups of up to this many share a cube).
 pub(crate) const CUBE_UNITS: u32 = 256;
+/// Largest row group: one cube of 1024 units per row (every backend cubeport runs on allows
+/// 1024 units per cube; `config` checks the device's own limit).
+pub(crate) const MAX_GROUP: u32 = 1024;
 
 impl fmt::Display for ReducePath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -79,9 +83,10 @@ impl RowGroup {
     /// subgroups work unadvertised); the caller takes that risk.
     pub(crate) fn config(&self, caps: &Caps, op: &'static str) -> Result<GroupConfig, Error> {
         let unsupported = |reason: String| crate::ops::unsupported(caps, op, reason);
-        if !self.group.is_power_of_two() || self.group > CUBE_UNITS {
+        let max = MAX_GROUP.min(caps.max_units_per_cube.max(1));
+        if !self.group.is_power_of_two() || self.group > max {
             return Err(unsupported(format!(
-                "group {} is not a power of two ≤ {CUBE_UNITS}",
+                "group {} is not a power of two ≤ {max}",
                 self.group
             )));
         }

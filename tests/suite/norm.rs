@@ -15,12 +15,26 @@ use cubeport::{
 
 const EPS: f32 = 1e-5;
 
-/// The automatic variant (`None`) and every row group the device runs.
+/// The automatic variant (`None`), every row group the device runs, a whole cube of 1024 units
+/// per row, and the streamed kernel forced on rows that would fit the registers.
 fn variants<R: Runtime>(client: &ComputeClient<R>) -> Vec<Option<NormVariant>> {
-    row_groups(client)
+    let mut v: Vec<Option<NormVariant>> = row_groups(client)
         .into_iter()
         .map(|g| g.map(NormVariant::Rows))
-        .collect()
+        .collect();
+    let shared = |group| RowGroup {
+        path: ReducePath::Shared,
+        group,
+    };
+    v.push(Some(NormVariant::Rows(shared(1024))));
+    v.push(Some(NormVariant::Streamed(shared(256))));
+    if let Some(w) = cubeport::caps_of(client).plane.fixed_width() {
+        v.push(Some(NormVariant::Streamed(RowGroup {
+            path: ReducePath::Plane,
+            group: w,
+        })));
+    }
+    v
 }
 
 /// The f64 reference of `kind` (rounded to `E`) and per-element tolerances.
@@ -456,7 +470,7 @@ pub fn norm_rejects_unsupported_variant<R: Runtime>(client: &ComputeClient<R>) {
         },
         RowGroup {
             path: ReducePath::Shared,
-            group: 512,
+            group: 2048,
         },
     ];
     match caps.plane.fixed_width() {

@@ -244,7 +244,7 @@ pub fn reduce_rejects_bad_input<R: Runtime>(client: &ComputeClient<R>) {
         Reduction::Sum,
         ReduceVariant::Rows(RowGroup {
             path: ReducePath::Shared,
-            group: 512,
+            group: 2048,
         }),
     );
     assert!(matches!(r, Err(Error::Unsupported { .. })), "{r:?}");

@@ -199,7 +199,7 @@ pub fn softmax_rejects_unsupported_variant<R: Runtime>(client: &ComputeClient<R>
         },
         RowGroup {
             path: ReducePath::Shared,
-            group: 512,
+            group: 2048,
         },
     ];
     match caps.plane.fixed_width() {

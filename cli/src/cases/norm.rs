@@ -11,7 +11,8 @@ fn norm_shapes(scale: Scale) -> &'static [(usize, usize)] {
 }
 
 /// RMSNorm, LayerNorm (weight and bias) and the fused residual add + RMSNorm in every float
-/// dtype the device runs, at [`norm_shapes`] (the residual add at the first shape only), after
+/// dtype the device runs, at [`norm_shapes`] (the residual add at the first shape only; the
+/// forced variants of `experiment_variants` at long rows), after
 /// the device copy of the same element count and dtype (the anchor; every shape of a scale
 /// holds as many elements). Bytes: every tensor
 /// read once and written once (the weight and bias rows too).
@@ -84,51 +85,58 @@ fn norm_cases_of<'c, R: Runtime, E: cubeport::Element>(
             reference::compare_each(&to_f64(got), want, |i| Tolerance::norm(dtype, len, mags[i]));
         verify(c.ok(), what)
     };
-    let case = |op: &'static str,
-                tensors: usize,
-                run: Box<dyn FnMut() -> Result<(), Error> + Send + 'c>| Case {
-        dtype,
-        family: "norm",
-        variant: format!("{op}_auto_{variant}"),
-        size: format!("{rows}x{len}"),
-        bytes: ((tensors * n + 2 * len) * dtype.size()) as u64,
-        flops: 4 * n as u64,
-        run,
-        own_sync: None,
-    };
-    for kind in NormKind::ALL {
-        let mut dy = poisoned::<R, E>(client, &[rows, len])?;
-        let (x, w, b) = (dx.clone(), dw.clone(), db.clone());
-        let go = move |y: &mut DeviceTensor<E>| match kind {
-            NormKind::Layer => cubeport::layer_norm_into(
-                client,
-                x.as_ref().as_ref(),
-                Some(w.as_ref().as_ref()),
-                Some(b.as_ref().as_ref()),
-                y.as_mut(),
-                EPS,
-            ),
-            _ => cubeport::rms_norm_into(
-                client,
-                x.as_ref().as_ref(),
-                Some(w.as_ref().as_ref()),
-                y.as_mut(),
-                EPS,
-            ),
+    let case =
+        |op: String, tensors: usize, run: Box<dyn FnMut() -> Result<(), Error> + Send + 'c>| Case {
+            dtype,
+            family: "norm",
+            variant: op,
+            size: format!("{rows}x{len}"),
+            bytes: ((tensors * n + 2 * len) * dtype.size()) as u64,
+            flops: 4 * n as u64,
+            run,
+            own_sync: None,
         };
-        go(&mut dy)?;
+    for kind in NormKind::ALL {
         let layer = kind == NormKind::Layer;
         let want = round(match kind {
             NormKind::Layer => reference::layer_norm(&xf, Some(&wf), Some(&bf), len, EPS as f64),
             _ => reference::rms_norm(&xf, Some(&wf), len, EPS as f64),
         });
-        check(
-            &dy.to_vec(client)?,
-            &want,
-            layer,
-            &format!("{kind} {dtype} {rows}x{len}"),
-        )?;
-        cases.push(case(kind.name(), 2, Box::new(move || go(&mut dy))));
+        let mut runs = vec![(None, format!("{}_auto_{variant}", kind.name()))];
+        runs.extend(
+            experiment_variants(client, len)
+                .into_iter()
+                .map(|v| (Some(v), format!("{}_{v}", kind.name()))),
+        );
+        for (forced, name) in runs {
+            let mut dy = poisoned::<R, E>(client, &[rows, len])?;
+            let (x, w, b) = (dx.clone(), dw.clone(), db.clone());
+            let go = move |y: &mut DeviceTensor<E>| {
+                let (x, w, b) = (
+                    x.as_ref().as_ref(),
+                    Some(w.as_ref().as_ref()),
+                    Some(b.as_ref().as_ref()),
+                );
+                match (kind, forced) {
+                    (NormKind::Layer, None) => {
+                        cubeport::layer_norm_into(client, x, w, b, y.as_mut(), EPS)
+                    }
+                    (NormKind::Layer, Some(v)) => {
+                        cubeport::layer_norm_with(client, x, w, b, y.as_mut(), EPS, v)
+                    }
+                    (_, None) => cubeport::rms_norm_into(client, x, w, y.as_mut(), EPS),
+                    (_, Some(v)) => cubeport::rms_norm_with(client, x, w, y.as_mut(), EPS, v),
+                }
+            };
+            go(&mut dy)?;
+            check(
+                &dy.to_vec(client)?,
+                &want,
+                layer,
+                &format!("{name} {dtype} {rows}x{len}"),
+            )?;
+            cases.push(case(name, 2, Box::new(move || go(&mut dy))));
+        }
     }
     if residual {
         let r: Vec<E> = seeded(96, n, -1.0, 1.0);
@@ -161,10 +169,40 @@ fn norm_cases_of<'c, R: Runtime, E: cubeport::Element>(
         });
         verify(c.ok(), &format!("add_rms_norm {dtype} {rows}x{len}"))?;
         cases.push(case(
-            "add_rms_norm",
+            format!("add_rms_norm_auto_{variant}"),
             4,
             Box::new(move || go(&mut ds, &mut dy)),
         ));
     }
     Ok(())
+}
+
+/// Forced variants timed beside the automatic one on long rows (16384 elements and more), to
+/// choose between holding a row in more units' registers and streaming it twice: cubes of 512
+/// and 1024 units per row, and the streamed kernel at 256 and 1024. Plane groups where the
+/// device advertises plane ops, else shared ones; nothing on shorter rows.
+fn experiment_variants<R: Runtime>(
+    client: &ComputeClient<R>,
+    len: usize,
+) -> Vec<cubeport::NormVariant> {
+    use cubeport::{NormVariant, ReducePath, RowGroup};
+    let caps = cubeport::caps_of(client);
+    if len < 16384 {
+        return Vec::new();
+    }
+    let path = if caps.plane.ops && caps.plane.fixed_width().is_some() {
+        ReducePath::Plane
+    } else {
+        ReducePath::Shared
+    };
+    let g = |group| RowGroup { path, group };
+    let mut v = vec![NormVariant::Streamed(g(256))];
+    if caps.max_units_per_cube >= 1024 {
+        v.extend([
+            NormVariant::Rows(g(512)),
+            NormVariant::Rows(g(1024)),
+            NormVariant::Streamed(g(1024)),
+        ]);
+    }
+    v
 }

@@ -10,12 +10,12 @@
 //!   PyTorch's `layer_norm`).
 //!
 //! Sums of squares accumulate `(x · 1/√n)²`, so a partial sum overflows f32 only where the mean
-//! square itself does. Registers hold a cached row between the passes, so LayerNorm takes the
-//! exact two-pass variance there; streamed rows take one pass of sums shifted by the row's first
-//! element (no cancellation for rows whose mean is far from zero, as long as their spread is
-//! not tiny next to their distance from that element).
+//! square itself does. LayerNorm's sums are shifted by the row's first element, so one combined
+//! reduction gives the mean and the variance (`mean((x − p)²) − (mean − p)²`) without the
+//! cancellation of raw sums for rows whose mean is far from zero, as long as their spread is not
+//! tiny next to their distance from that element.
 
-use crate::reduce::{GroupConfig, ReduceOp, group_reduce};
+use crate::reduce::{GroupConfig, ReduceOp, group_reduce, group_reduce_pair};
 use cubecl::prelude::*;
 
 /// Comptime configuration of [`norm_rows_kernel()`].
@@ -213,8 +213,88 @@ fn row_scale(mean: f32, stat: f32, args: NormArgs, #[comptime] layer: bool) -> (
     (inv, dead, nan)
 }
 
-/// A row held in registers: the statistic from the registers (LayerNorm: the mean, then the
-/// exact variance around it), then the write. One read, one write.
+/// The row's pivot for LayerNorm's shifted sums: its first element (the value normalized, so
+/// `input + residual` with a residual), the same for every unit; 0 for RMSNorm. With a
+/// residual the cube syncs after reading it, since `sum` may alias `input` or `residual` and
+/// unit 0 rewrites element 0 in the first pass.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn row_pivot<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    valid: bool,
+    row: usize,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) -> f32 {
+    let mut pivot = 0.0f32;
+    if comptime!(cfg.layer) {
+        if valid {
+            let v0 = load_row_vector::<F, N>(input, residual, sum, row, 0, args, cfg, false);
+            pivot = f32::cast_from(v0[0]);
+        }
+        if comptime!(cfg.residual) {
+            sync_cube();
+        }
+    }
+    pivot
+}
+
+/// Folds one vector into this unit's sums: `q += ((x − pivot)·scale)²` and (LayerNorm)
+/// `a += (x − pivot)·scale²`, so that over the row `a = mean − pivot` and `q = mean((x −
+/// pivot)²)`. NaN is kept through `is_nan` (see [`SumNan`]).
+#[cube]
+fn accumulate<F: Float, N: Size>(
+    v: Vector<F, N>,
+    pivot: f32,
+    a: f32,
+    q: f32,
+    args: NormArgs,
+    #[comptime] layer: bool,
+) -> (f32, f32) {
+    let mut a = a;
+    let mut q = q;
+    #[unroll]
+    for k in 0..N::value() {
+        let x = f32::cast_from(v[k]);
+        let d = (x - pivot) * args.scale;
+        if comptime!(layer) {
+            a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
+        }
+        q = select(x.is_nan(), x, SumNan::combine(q, d * d));
+    }
+    (a, q)
+}
+
+/// The group's sums combined into `(mean, stat)`: RMSNorm's mean square, or LayerNorm's mean and
+/// variance `q − a²` (one combined reduction of both sums).
+#[cube]
+#[allow(unused_assignments)] // `mean`, `stat` are set in exactly one comptime branch
+fn finish_stats(
+    pivot: f32,
+    a: f32,
+    q: f32,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) -> (f32, f32) {
+    let mut mean = 0.0f32;
+    let mut stat = q;
+    if comptime!(cfg.layer) {
+        let (shift, ms) = group_reduce_pair::<SumNan>(a, q, args.inf, cfg.group);
+        mean = pivot + shift;
+        // shift² ≤ the mean square, so only an infinite mean square can make it overflow;
+        // the variance is then beyond f32 too.
+        let var = select(ms.is_inf(), ms, f32::max(ms - shift * shift, 0.0));
+        stat = select(shift.is_nan(), shift, var);
+    } else {
+        stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
+    }
+    (mean, stat)
+}
+
+/// A row held in registers: the sums from one read, one combined reduction, then the write
+/// from the registers. One read, one write.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn norm_row_cached<F: Float, N: Size>(
@@ -231,8 +311,10 @@ fn norm_row_cached<F: Float, N: Size>(
 ) {
     let step = CUBE_DIM_X as usize;
     let first = UNIT_POS_X as usize;
+    let pivot = row_pivot::<F, N>(input, residual, sum, valid, row, args, cfg);
     let mut cache = Array::<Vector<F, N>>::new(cfg.cached);
-    let mut acc = 0.0f32;
+    let mut a = 0.0f32;
+    let mut q = 0.0f32;
     if valid {
         #[unroll]
         for c in 0..cfg.cached {
@@ -240,40 +322,13 @@ fn norm_row_cached<F: Float, N: Size>(
             if i < args.row_vecs {
                 let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
                 cache[c] = v;
-                #[unroll]
-                for k in 0..N::value() {
-                    let x = f32::cast_from(v[k]);
-                    if comptime!(cfg.layer) {
-                        acc = select(x.is_nan(), x, SumNan::combine(acc, x * args.inv_n));
-                    } else {
-                        let t = x * args.scale;
-                        acc = select(x.is_nan(), x, SumNan::combine(acc, t * t));
-                    }
-                }
+                let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg.layer);
+                a = na;
+                q = nq;
             }
         }
     }
-    let first_stat = group_reduce::<SumNan>(acc, args.inf, cfg.group);
-    let mut mean = 0.0f32;
-    let mut stat = first_stat;
-    if comptime!(cfg.layer) {
-        mean = first_stat;
-        let mut q = 0.0f32;
-        if valid {
-            #[unroll]
-            for c in 0..cfg.cached {
-                let i = first + c * step;
-                if i < args.row_vecs {
-                    #[unroll]
-                    for k in 0..N::value() {
-                        let d = (f32::cast_from(cache[c][k]) - mean) * args.scale;
-                        q += d * d;
-                    }
-                }
-            }
-        }
-        stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
-    }
+    let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
         let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
         #[unroll]
@@ -287,11 +342,10 @@ fn norm_row_cached<F: Float, N: Size>(
     }
 }
 
-/// A row too long for registers: one pass of sums (LayerNorm: shifted by the row's first
-/// element), then a second read that writes (from `sum` with a residual, which this unit wrote
-/// itself in the first pass).
+/// A row too long for registers: one pass of sums, then a second read that writes (from `sum`
+/// with a residual, which this unit wrote itself in the first pass).
 #[cube]
-#[allow(clippy::too_many_arguments, clippy::collapsible_if)] // comptime and runtime conditions stay apart
+#[allow(clippy::too_many_arguments)]
 fn norm_row_streamed<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     residual: &Array<Vector<F, N>>,
@@ -306,41 +360,20 @@ fn norm_row_streamed<F: Float, N: Size>(
 ) {
     let step = CUBE_DIM_X as usize;
     let first = UNIT_POS_X as usize;
-    let mut pivot = 0.0f32;
-    if comptime!(cfg.layer) {
-        if valid {
-            let v0 = load_row_vector::<F, N>(input, residual, sum, row, 0, args, cfg, false);
-            pivot = f32::cast_from(v0[0]);
-        }
-    }
+    let pivot = row_pivot::<F, N>(input, residual, sum, valid, row, args, cfg);
     let mut a = 0.0f32;
     let mut q = 0.0f32;
     if valid {
         let mut i = first;
         while i < args.row_vecs {
             let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
-            #[unroll]
-            for k in 0..N::value() {
-                let x = f32::cast_from(v[k]);
-                let d = (x - pivot) * args.scale;
-                if comptime!(cfg.layer) {
-                    a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
-                }
-                q = select(x.is_nan(), x, SumNan::combine(q, d * d));
-            }
+            let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg.layer);
+            a = na;
+            q = nq;
             i += step;
         }
     }
-    let mut mean = 0.0f32;
-    let mut stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
-    if comptime!(cfg.layer) {
-        let shift = group_reduce::<SumNan>(a, args.inf, cfg.group);
-        mean = pivot + shift;
-        // shift² ≤ the mean square, so only an infinite mean square can make it overflow;
-        // the variance is then beyond f32 too.
-        let var = select(stat.is_inf(), stat, f32::max(stat - shift * shift, 0.0));
-        stat = select(shift.is_nan(), shift, var);
-    }
+    let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
         let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
         let mut i = first;

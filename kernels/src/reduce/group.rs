@@ -107,3 +107,68 @@ fn group_reduce_shared<O: ReduceOp>(value: f32, #[comptime] cfg: GroupConfig) ->
     }
     shared[y * group]
 }
+
+/// [`group_reduce()`] of two values at once: the same combine over the group for `a` and for
+/// `b`, with the barriers (and on the plane path the shared partials) of a single reduction.
+/// Every unit of the cube must call it.
+#[cube]
+#[allow(unused_assignments)] // the results are assigned in exactly one comptime branch
+pub fn group_reduce_pair<O: ReduceOp>(
+    a: f32,
+    b: f32,
+    inf: f32,
+    #[comptime] cfg: GroupConfig,
+) -> (f32, f32) {
+    let x = UNIT_POS_X as usize;
+    let y = UNIT_POS_Y as usize;
+    let mut ra = a;
+    let mut rb = b;
+    if comptime!(cfg.plane) {
+        ra = plane_combine::<O>(a);
+        rb = plane_combine::<O>(b);
+        if comptime!(cfg.group > cfg.plane_width) {
+            let planes = comptime!((cfg.group / cfg.plane_width) as usize);
+            let half = comptime!(cfg.shared_len());
+            let mut shared = SharedMemory::<f32>::new(comptime!(2 * cfg.shared_len()));
+            let lane = x % PLANE_DIM as usize;
+            if lane == 0 {
+                shared[y * planes + x / PLANE_DIM as usize] = ra;
+                shared[half + y * planes + x / PLANE_DIM as usize] = rb;
+            }
+            sync_cube();
+            let mut acc_a = O::identity(inf);
+            let mut acc_b = O::identity(inf);
+            let mut j = lane;
+            while j < planes {
+                acc_a = O::combine(acc_a, shared[y * planes + j]);
+                acc_b = O::combine(acc_b, shared[half + y * planes + j]);
+                j += PLANE_DIM as usize;
+            }
+            ra = plane_combine::<O>(acc_a);
+            rb = plane_combine::<O>(acc_b);
+        }
+    } else {
+        let group = comptime!(cfg.group as usize);
+        let half = comptime!(cfg.shared_len());
+        let mut shared = SharedMemory::<f32>::new(comptime!(2 * cfg.shared_len()));
+        shared[y * group + x] = a;
+        shared[half + y * group + x] = b;
+        sync_cube();
+        let mut stride = CUBE_DIM_X as usize / 2;
+        while stride > 0 {
+            if x < stride {
+                shared[y * group + x] =
+                    O::combine(shared[y * group + x], shared[y * group + x + stride]);
+                shared[half + y * group + x] = O::combine(
+                    shared[half + y * group + x],
+                    shared[half + y * group + x + stride],
+                );
+            }
+            sync_cube();
+            stride /= 2;
+        }
+        ra = shared[y * group];
+        rb = shared[half + y * group];
+    }
+    (ra, rb)
+}

@@ -5,9 +5,12 @@
 //! | `plane<w>` | one plane per row (rows < 1024 vectors), shuffles | devices with a fixed plane width (advertised for automatic choice) |
 //! | `plane256` / `shared256` | one cube per long row | all (`plane256`: fixed plane width) |
 //! | `shared32` | 32 units per row, shared-memory tree | all |
+//! | `plane512` … `plane1024` / `shared512` … | a cube of that many units per row (forced) | all (`plane…`: fixed plane width; up to the device's units per cube) |
+//! | `streamed_<group>` | any of the above, the row read twice instead of held in registers (forced) | as its group |
 //!
-//! Every variant is a [`NormVariant::Rows`] row group: each unit sums its part of the row, the
-//! group combines the sums, and a second pass writes. Rows of at most 16 vectors per unit stay
+//! Every variant is a row group ([`NormVariant::Rows`], [`NormVariant::Streamed`]): each unit
+//! sums its part of the row, the group combines the sums in one reduction (LayerNorm's two
+//! sums together), and a second pass writes. Rows of at most 16 vectors per unit stay
 //! in registers between the passes (one read and one write per element, plus the residual and
 //! the written sum for [`add_rms_norm_into`]); longer rows are read twice. Statistics are f32
 //! for every storage type.

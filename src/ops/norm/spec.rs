@@ -45,12 +45,17 @@ pub enum NormVariant {
     /// `norm_rows_kernel` with this row group: the row's statistics combined over the group
     /// (plane shuffles or a shared-memory tree), then the write.
     Rows(RowGroup),
+    /// The same kernel with the row never held in registers: one pass of sums, then a second
+    /// read (mostly from L2) that writes. What rows too long for the registers take anyway;
+    /// forced, it trades registers (more resident rows per SM) for the second read.
+    Streamed(RowGroup),
 }
 
 impl fmt::Display for NormVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             NormVariant::Rows(group) => group.fmt(f),
+            NormVariant::Streamed(group) => write!(f, "streamed_{group}"),
         }
     }
 }
@@ -191,7 +196,10 @@ impl NormVariant {
         spec: &NormSpec,
         op: &'static str,
     ) -> Result<NormPlan, Error> {
-        let NormVariant::Rows(group) = self;
+        let (group, streamed) = match self {
+            NormVariant::Rows(group) => (group, false),
+            NormVariant::Streamed(group) => (group, true),
+        };
         let cfg = group.config(caps, op)?;
         let vector = spec.vector(caps);
         Ok(NormPlan {
@@ -202,7 +210,11 @@ impl NormVariant {
                 weight: spec.weight,
                 bias: spec.bias,
                 residual: spec.residual,
-                cached: cached_vectors(spec.row_len / vector, cfg.group),
+                cached: if streamed {
+                    0
+                } else {
+                    cached_vectors(spec.row_len / vector, cfg.group)
+                },
             },
         })
     }
