@@ -49,7 +49,16 @@ fn variants<R: Runtime>(
         && d <= 128;
     if mma {
         v.push(Some(AttentionVariant::MMA));
-        v.push(Some(AttentionVariant::Mma { warps: 2, keys: 32 }));
+        v.push(Some(AttentionVariant::Mma {
+            warps: 2,
+            keys: 32,
+            rows: 16,
+        }));
+        v.push(Some(AttentionVariant::Mma {
+            warps: 4,
+            keys: 64,
+            rows: 32,
+        }));
     }
     v
 }

@@ -9,8 +9,8 @@ fn attention_shapes(scale: Scale) -> &'static [(usize, usize, usize, usize)] {
     }
 }
 
-/// Attention forward (the automatic variant, and the SIMT kernel forced once per shape for
-/// comparison) in f16 and bf16 where the device has them (f32 on devices with neither), causal
+/// Attention forward (the automatic variant; where that is the tensor-core kernel, its
+/// 32-rows-per-plane and 8-plane shapes and, not causal, the SIMT kernel, forced for comparison) in f16 and bf16 where the device has them (f32 on devices with neither), causal
 /// and not. FLOPs: `4·B·H·S²·D`, halved when causal. Each case checks 24 sampled rows against
 /// an f64 evaluation of those rows before it is returned.
 ///
@@ -69,8 +69,25 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
         )?;
         let mut variants = vec![(None, format!("auto_{auto}"))];
         let simt = AttentionVariant::Simt(ReducePath::Shared);
-        if !causal && auto != simt && !matches!(auto, AttentionVariant::Simt(_)) {
-            variants.push((Some(simt), simt.to_string()));
+        if matches!(auto, AttentionVariant::Mma { .. }) {
+            // Shapes timed beside the automatic one: two row tiles per plane, eight planes.
+            for v in [
+                AttentionVariant::Mma {
+                    warps: 4,
+                    keys: 64,
+                    rows: 32,
+                },
+                AttentionVariant::Mma {
+                    warps: 8,
+                    keys: 64,
+                    rows: 16,
+                },
+            ] {
+                variants.push((Some(v), v.to_string()));
+            }
+            if !causal {
+                variants.push((Some(simt), simt.to_string()));
+            }
         }
         for (variant, name) in variants {
             let mut out = poisoned::<R, E>(client, &shape)?;

@@ -22,8 +22,14 @@ const PAD: usize = 8;
 pub struct AttentionMmaConfig {
     /// Head dimension (a multiple of 16).
     pub head_dim: usize,
-    /// Planes per cube, 16 query rows each.
+    /// Planes per cube.
     pub warps: usize,
+    /// m16 row tiles per plane: each plane owns `16 · m_tiles` query rows, and every K / V
+    /// fragment it reads from shared memory feeds `2 · m_tiles` MMAs.
+    pub m_tiles: usize,
+    /// Keep the plane's Q fragments in registers for the whole pass (else they are re-read
+    /// from shared memory for every tile, which frees registers for more row tiles).
+    pub q_regs: bool,
     /// Keys per tile (a multiple of 16).
     pub keys: usize,
     /// Bottom-right causal mask.
@@ -35,7 +41,7 @@ pub struct AttentionMmaConfig {
 impl AttentionMmaConfig {
     /// Query rows per cube.
     pub fn rows(&self) -> usize {
-        16 * self.warps
+        16 * self.m_tiles * self.warps
     }
 
     /// Shared-memory bytes for elements of `elem_bytes`: the Q tile and two stages of K and V.
@@ -122,9 +128,14 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     }
     let d = cfg.head_dim;
     let bc = cfg.keys;
-    let br = comptime!(16 * cfg.warps);
+    let mts = cfg.m_tiles;
+    let br = comptime!(16 * cfg.m_tiles * cfg.warps);
     let units = comptime!(32 * cfg.warps);
     let pitch = comptime!((cfg.head_dim + PAD) / 8);
+    let ksteps = comptime!(cfg.head_dim / 16);
+    let ntiles = comptime!(cfg.keys / 8);
+    let dtiles = comptime!(cfg.head_dim / 8);
+    let rows2 = comptime!(2 * cfg.m_tiles);
     let neg_inf = -inf;
     let rb = CUBE_POS % row_blocks;
     let bh = CUBE_POS / row_blocks;
@@ -138,7 +149,7 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     let tq = lane % 4;
 
     let mut q_s = SharedMemory::<Vector<F, Const<8>>>::new(comptime!(
-        16 * cfg.warps * (cfg.head_dim + PAD) / 8
+        16 * cfg.m_tiles * cfg.warps * (cfg.head_dim + PAD) / 8
     ));
     let mut k_s = SharedMemory::<Vector<F, Const<8>>>::new(comptime!(
         2 * cfg.keys * (cfg.head_dim + PAD) / 8
@@ -181,49 +192,38 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     let size!(NC) = def.vector_size(cmma::MatrixIdent::Accumulator);
     let va = def.vectors_per_lane(cmma::MatrixIdent::A);
     let vc = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
+    let warp_row0 = row0 + warp * comptime!(16 * cfg.m_tiles);
 
-    // This plane's Q rows as A fragments, one per 16 dims.
+    // With `q_regs`, this plane's Q rows as A fragments (row tile mt, 16 dims ks at
+    // `mt · ksteps + ks`), loaded once.
     let mut fq = Sequence::<Array<Vector<F, NA>>>::new();
-    #[unroll]
-    for ks in 0..comptime!(cfg.head_dim / 16) {
-        let at = (warp * 16 + lane % 16) * pitch + lane / 16 + ks * 2;
-        let r = def.load_matrix::<Vector<F, Const<8>>, NA>(
-            &q_s.slice(at, at + 1),
-            cmma::MatrixIdent::A,
-            4usize,
-            false,
-        );
-        let mut f = Array::<Vector<F, NA>>::new(va);
+    if comptime!(cfg.q_regs) {
         #[unroll]
-        for i in 0..va {
-            f[i] = r[i];
+        for mt in 0..mts {
+            #[unroll]
+            for ks in 0..ksteps {
+                fq.push(load_q::<F, NA>(&def, &q_s, warp, mt, ks, lane, cfg));
+            }
         }
-        fq.push(f);
     }
 
-    // The output accumulators (one m16n8 tile per 8 dims), running maxima and per-lane sums of
-    // the rows `quad` and `quad + 8` of this plane.
+    // Output accumulators (row tile mt, 8 dims dt at `mt · dtiles + dt`); running maxima,
+    // per-lane sums and NaN flags of rows `quad + 8·half` of each row tile (at `2·mt + half`).
     let mut acc_o = Sequence::<Array<Vector<f32, NC>>>::new();
     #[unroll]
-    for _ in 0..comptime!(cfg.head_dim / 8) {
-        let mut t = Array::<Vector<f32, NC>>::new(vc);
-        #[unroll]
-        for i in 0..vc {
-            t[i] = Vector::<f32, NC>::new(0.0);
-        }
-        acc_o.push(t);
+    for _ in 0..comptime!(cfg.m_tiles * cfg.head_dim / 8) {
+        acc_o.push(zeros::<NC>(vc));
     }
-    let mut m = Array::<f32>::new(2usize);
-    let mut l = Array::<f32>::new(2usize);
+    let mut m = Array::<f32>::new(rows2);
+    let mut l = Array::<f32>::new(rows2);
     // 1 once a visible score of the row was NaN: the maxima (fmax) would drop it.
-    let mut nan_seen = Array::<f32>::new(2usize);
+    let mut nan_seen = Array::<f32>::new(rows2);
     #[unroll]
-    for rr in 0..2usize {
+    for rr in 0..rows2 {
         m[rr] = neg_inf;
         l[rr] = 0.0;
         nan_seen[rr] = 0.0;
     }
-    let warp_row0 = row0 + warp * 16;
 
     let groups = tiles.div_ceil(2);
     for g in 0..groups {
@@ -267,19 +267,21 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                 bars.index(s).wait_parity(phase);
                 let stage0 = comptime!(s * cfg.keys * (cfg.head_dim + PAD) / 8);
 
-                // S = Q·Kᵀ: one m16n8 accumulator per 8 keys.
+                // S = Q·Kᵀ: one m16n8 accumulator per row tile and 8 keys (`mt · ntiles + nt`).
                 let mut acc_s = Sequence::<Array<Vector<f32, NC>>>::new();
                 #[unroll]
-                for _ in 0..comptime!(cfg.keys / 8) {
-                    let mut t = Array::<Vector<f32, NC>>::new(vc);
-                    #[unroll]
-                    for i in 0..vc {
-                        t[i] = Vector::<f32, NC>::new(0.0);
-                    }
-                    acc_s.push(t);
+                for _ in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
+                    acc_s.push(zeros::<NC>(vc));
                 }
                 #[unroll]
-                for ks in 0..comptime!(cfg.head_dim / 16) {
+                for ks in 0..ksteps {
+                    let mut fq_step = Sequence::<Array<Vector<F, NA>>>::new();
+                    if comptime!(!cfg.q_regs) {
+                        #[unroll]
+                        for mt in 0..mts {
+                            fq_step.push(load_q::<F, NA>(&def, &q_s, warp, mt, ks, lane, cfg));
+                        }
+                    }
                     #[unroll]
                     for np in 0..comptime!(cfg.keys / 16) {
                         // Matrices: keys 0–7 / dims 0–7, keys 0–7 / dims 8–15, keys 8–15 /
@@ -292,75 +294,86 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                             4usize,
                             false,
                         );
-                        let mut lo = Array::<Vector<F, NB>>::new(2usize);
-                        let mut hi = Array::<Vector<F, NB>>::new(2usize);
-                        lo[0] = r[0];
-                        lo[1] = r[1];
-                        hi[0] = r[2];
-                        hi[1] = r[3];
-                        def.execute_inplace(fq.index(ks), &lo, acc_s.index_mut(np * 2));
-                        def.execute_inplace(fq.index(ks), &hi, acc_s.index_mut(np * 2 + 1));
+                        let (lo, hi) = split_b::<F, NB>(&r);
+                        #[unroll]
+                        for mt in 0..mts {
+                            let a = if comptime!(cfg.q_regs) {
+                                fq.index(mt * ksteps + ks)
+                            } else {
+                                fq_step.index(mt)
+                            };
+                            def.execute_inplace(a, &lo, acc_s.index_mut(mt * ntiles + np * 2));
+                            def.execute_inplace(a, &hi, acc_s.index_mut(mt * ntiles + np * 2 + 1));
+                        }
                     }
                 }
 
-                // Online softmax on the registers: element e of vector rr of tile nt is row
-                // `quad + 8·rr`, key `j0 + 8·nt + 2·tq + e`.
+                // Online softmax on the registers: element e of vector half of tile nt of row
+                // tile mt is row `16·mt + quad + 8·half` of the plane, key
+                // `j0 + 8·nt + 2·tq + e`.
                 let mut needs_mask = j0 + bc > sk;
                 if comptime!(cfg.causal) {
                     needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
                 }
-                let mut alpha = Array::<f32>::new(2usize);
+                let mut alpha = Array::<f32>::new(rows2);
                 #[unroll]
-                for rr in 0..2usize {
-                    let i = warp_row0 + quad + rr * 8;
-                    let mut mx = neg_inf;
+                for mt in 0..mts {
                     #[unroll]
-                    for nt in 0..comptime!(cfg.keys / 8) {
-                        let mut vals = acc_s.index(nt)[rr];
+                    for half in 0..2usize {
+                        let rr = mt * 2 + half;
+                        let i = warp_row0 + mt * 16 + quad + half * 8;
+                        let mut mx = neg_inf;
                         #[unroll]
-                        for e in 0..2usize {
-                            let mut x = vals[e] * scale;
-                            if needs_mask {
-                                let key = j0 + nt * 8 + tq * 2 + e;
-                                let mut hidden = key >= sk;
-                                if comptime!(cfg.causal) {
-                                    hidden = hidden || key + sq > i + sk;
+                        for nt in 0..ntiles {
+                            let mut vals = acc_s.index(mt * ntiles + nt)[half];
+                            #[unroll]
+                            for e in 0..2usize {
+                                let mut x = vals[e] * scale;
+                                if needs_mask {
+                                    let key = j0 + nt * 8 + tq * 2 + e;
+                                    let mut hidden = key >= sk;
+                                    if comptime!(cfg.causal) {
+                                        hidden = hidden || key + sq > i + sk;
+                                    }
+                                    x = select(hidden, neg_inf, x);
                                 }
-                                x = select(hidden, neg_inf, x);
+                                vals[e] = x;
+                                nan_seen[rr] = select(x.is_nan(), 1.0, nan_seen[rr]);
+                                mx = f32::max(mx, x);
                             }
-                            vals[e] = x;
-                            nan_seen[rr] = select(x.is_nan(), 1.0, nan_seen[rr]);
-                            mx = f32::max(mx, x);
+                            acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                         }
-                        acc_s.index_mut(nt)[rr] = vals;
-                    }
-                    mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
-                    mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
-                    let m_new = f32::max(m[rr], mx);
-                    let a = select(m[rr] == neg_inf, 0.0, f32::exp(m[rr] - m_new));
-                    let mut sum = 0.0f32;
-                    #[unroll]
-                    for nt in 0..comptime!(cfg.keys / 8) {
-                        let mut vals = acc_s.index(nt)[rr];
+                        mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
+                        mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
+                        let m_new = f32::max(m[rr], mx);
+                        let a = select(m[rr] == neg_inf, 0.0, f32::exp(m[rr] - m_new));
+                        let mut sum = 0.0f32;
                         #[unroll]
-                        for e in 0..2usize {
-                            let p = select(m_new == neg_inf, 0.0, f32::exp(vals[e] - m_new));
-                            vals[e] = p;
-                            sum += p;
+                        for nt in 0..ntiles {
+                            let mut vals = acc_s.index(mt * ntiles + nt)[half];
+                            #[unroll]
+                            for e in 0..2usize {
+                                let p = select(m_new == neg_inf, 0.0, f32::exp(vals[e] - m_new));
+                                vals[e] = p;
+                                sum += p;
+                            }
+                            acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                         }
-                        acc_s.index_mut(nt)[rr] = vals;
+                        l[rr] = l[rr] * a + sum;
+                        m[rr] = m_new;
+                        alpha[rr] = a;
                     }
-                    l[rr] = l[rr] * a + sum;
-                    m[rr] = m_new;
-                    alpha[rr] = a;
                 }
                 #[unroll]
-                for dt in 0..comptime!(cfg.head_dim / 8) {
+                for mt in 0..mts {
                     #[unroll]
-                    for rr in 0..2usize {
-                        let mut o = acc_o.index(dt)[rr];
-                        o *= Vector::<f32, NC>::new(alpha[rr]);
-                        acc_o.index_mut(dt)[rr] = o;
+                    for dt in 0..dtiles {
+                        #[unroll]
+                        for half in 0..2usize {
+                            let mut o = acc_o.index(mt * dtiles + dt)[half];
+                            o *= Vector::<f32, NC>::new(alpha[mt * 2 + half]);
+                            acc_o.index_mut(mt * dtiles + dt)[half] = o;
+                        }
                     }
                 }
 
@@ -368,19 +381,24 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                 // tiles 2kk and 2kk + 1 in element order.
                 #[unroll]
                 for kk in 0..comptime!(cfg.keys / 16) {
-                    let mut fp = Array::<Vector<F, NA>>::new(va);
+                    let mut fp = Sequence::<Array<Vector<F, NA>>>::new();
                     #[unroll]
-                    for half in 0..2usize {
+                    for mt in 0..mts {
+                        let mut f = Array::<Vector<F, NA>>::new(va);
                         #[unroll]
-                        for rr in 0..2usize {
-                            let src = acc_s.index(kk * 2 + half)[rr];
-                            let mut pv = Vector::<F, NA>::empty();
+                        for half_tile in 0..2usize {
                             #[unroll]
-                            for e in 0..2usize {
-                                pv[e] = F::cast_from(src[e]);
+                            for half in 0..2usize {
+                                let src = acc_s.index(mt * ntiles + kk * 2 + half_tile)[half];
+                                let mut pv = Vector::<F, NA>::empty();
+                                #[unroll]
+                                for e in 0..2usize {
+                                    pv[e] = F::cast_from(src[e]);
+                                }
+                                f[half_tile * 2 + half] = pv;
                             }
-                            fp[half * 2 + rr] = pv;
                         }
+                        fp.push(f);
                     }
                     #[unroll]
                     for dp in 0..comptime!(cfg.head_dim / 16) {
@@ -391,54 +409,118 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                             4usize,
                             true,
                         );
-                        let mut lo = Array::<Vector<F, NB>>::new(2usize);
-                        let mut hi = Array::<Vector<F, NB>>::new(2usize);
-                        lo[0] = r[0];
-                        lo[1] = r[1];
-                        hi[0] = r[2];
-                        hi[1] = r[3];
-                        def.execute_inplace(&fp, &lo, acc_o.index_mut(dp * 2));
-                        def.execute_inplace(&fp, &hi, acc_o.index_mut(dp * 2 + 1));
+                        let (lo, hi) = split_b::<F, NB>(&r);
+                        #[unroll]
+                        for mt in 0..mts {
+                            def.execute_inplace(
+                                fp.index(mt),
+                                &lo,
+                                acc_o.index_mut(mt * dtiles + dp * 2),
+                            );
+                            def.execute_inplace(
+                                fp.index(mt),
+                                &hi,
+                                acc_o.index_mut(mt * dtiles + dp * 2 + 1),
+                            );
+                        }
                     }
                 }
             }
         }
     }
 
-    // Epilogue: the quad's sums, then rows `quad` and `quad + 8`, dims `8·dt + 2·tq + e`.
+    // Epilogue: the quad's sums, then rows `16·mt + quad + 8·half`, dims `8·dt + 2·tq + e`.
     let o_base = b * o_strides[0] + h * o_strides[1];
     let o_row = o_strides[2];
+    // A quiet NaN from +∞'s bits (CUDA cannot reinterpret a literal).
+    let qnan = f32::reinterpret(u32::reinterpret(inf) | 0x0040_0000u32);
     #[unroll]
-    for rr in 0..2usize {
-        let mut total = l[rr];
-        total += plane_shuffle_xor(total, 1u32);
-        total += plane_shuffle_xor(total, 2u32);
-        let mut nan = nan_seen[rr];
-        nan = f32::max(nan, plane_shuffle_xor(nan, 1u32));
-        nan = f32::max(nan, plane_shuffle_xor(nan, 2u32));
-        let dead = nan > 0.0;
-        // A quiet NaN from +∞'s bits (CUDA cannot reinterpret a literal).
-        let qnan = f32::reinterpret(u32::reinterpret(inf) | 0x0040_0000u32);
-        let blind = total == 0.0;
-        let i = warp_row0 + quad + rr * 8;
-        if i < sq {
-            let inv = select(blind, 0.0, 1.0 / total);
-            #[unroll]
-            for dt in 0..comptime!(cfg.head_dim / 8) {
-                let o = acc_o.index(dt)[rr];
+    for mt in 0..mts {
+        #[unroll]
+        for half in 0..2usize {
+            let rr = mt * 2 + half;
+            let mut total = l[rr];
+            total += plane_shuffle_xor(total, 1u32);
+            total += plane_shuffle_xor(total, 2u32);
+            let mut nan = nan_seen[rr];
+            nan = f32::max(nan, plane_shuffle_xor(nan, 1u32));
+            nan = f32::max(nan, plane_shuffle_xor(nan, 2u32));
+            let dead = nan > 0.0;
+            let blind = total == 0.0;
+            let i = warp_row0 + mt * 16 + quad + half * 8;
+            if i < sq {
+                let inv = select(blind, 0.0, 1.0 / total);
                 #[unroll]
-                for e in 0..2usize {
-                    // A blind row's accumulators may hold 0 · NaN from a masked value.
-                    let y = select(dead, qnan, select(blind, 0.0, o[e] * inv));
-                    out[o_base + i * o_row + dt * 8 + tq * 2 + e] = F::cast_from(y);
+                for dt in 0..dtiles {
+                    let o = acc_o.index(mt * dtiles + dt)[half];
+                    #[unroll]
+                    for e in 0..2usize {
+                        // A blind row's accumulators may hold 0 · NaN from a masked value.
+                        let y = select(dead, qnan, select(blind, 0.0, o[e] * inv));
+                        out[o_base + i * o_row + dt * 8 + tq * 2 + e] = F::cast_from(y);
+                    }
                 }
-            }
-            if comptime!(cfg.lse) {
-                if tq == 0 {
-                    let row_lse = select(blind, neg_inf, m[rr] + f32::ln(total));
-                    lse[(b * heads + h) * sq + i] = select(dead, qnan, row_lse);
+                if comptime!(cfg.lse) {
+                    if tq == 0 {
+                        let row_lse = select(blind, neg_inf, m[rr] + f32::ln(total));
+                        lse[(b * heads + h) * sq + i] = select(dead, qnan, row_lse);
+                    }
                 }
             }
         }
     }
+}
+
+/// The A fragment of Q rows `16·mt …` of this plane and dims `16·ks …` from shared memory.
+#[cube]
+fn load_q<F: Float, NA: Size>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    q_s: &SharedMemory<Vector<F, Const<8>>>,
+    warp: usize,
+    #[comptime] mt: usize,
+    #[comptime] ks: usize,
+    lane: usize,
+    #[comptime] cfg: AttentionMmaConfig,
+) -> Array<Vector<F, NA>> {
+    let pitch = comptime!((cfg.head_dim + PAD) / 8);
+    let row = warp * comptime!(16 * cfg.m_tiles) + mt * 16 + lane % 16;
+    let at = row * pitch + lane / 16 + ks * 2;
+    let r = def.load_matrix::<Vector<F, Const<8>>, NA>(
+        &q_s.slice(at, at + 1),
+        cmma::MatrixIdent::A,
+        4usize,
+        false,
+    );
+    let va = def.vectors_per_lane(cmma::MatrixIdent::A);
+    let mut f = Array::<Vector<F, NA>>::new(va);
+    #[unroll]
+    for i in 0..va {
+        f[i] = r[i];
+    }
+    f
+}
+
+/// The two m16n8k16 B fragments (each two registers) of one `ldmatrix.x4`.
+#[cube]
+fn split_b<F: Float, NB: Size>(
+    r: &Array<Vector<F, NB>>,
+) -> (Array<Vector<F, NB>>, Array<Vector<F, NB>>) {
+    let mut lo = Array::<Vector<F, NB>>::new(2usize);
+    let mut hi = Array::<Vector<F, NB>>::new(2usize);
+    lo[0] = r[0];
+    lo[1] = r[1];
+    hi[0] = r[2];
+    hi[1] = r[3];
+    (lo, hi)
+}
+
+/// A zeroed m16n8 accumulator of `vectors` vectors.
+#[cube]
+fn zeros<NC: Size>(#[comptime] vectors: usize) -> Array<Vector<f32, NC>> {
+    let mut t = Array::<Vector<f32, NC>>::new(vectors);
+    #[unroll]
+    for i in 0..vectors {
+        t[i] = Vector::<f32, NC>::new(0.0);
+    }
+    t
 }

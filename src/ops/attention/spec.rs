@@ -65,19 +65,33 @@ pub enum AttentionVariant {
         warps: u8,
         /// Keys per tile (a multiple of 16).
         keys: u16,
+        /// Query rows per plane: 16 (Q fragments held in registers) or 32 (two row tiles share
+        /// every K/V fragment read; Q fragments re-read from shared memory each tile).
+        rows: u8,
     },
 }
 
 impl AttentionVariant {
-    /// The tensor-core shape the automatic choice takes: 4 planes (64 query rows), 64 keys.
-    pub const MMA: AttentionVariant = AttentionVariant::Mma { warps: 4, keys: 64 };
+    /// The tensor-core shape the automatic choice takes: 4 planes of 16 query rows, 64 keys.
+    pub const MMA: AttentionVariant = AttentionVariant::Mma {
+        warps: 4,
+        keys: 64,
+        rows: 16,
+    };
 }
 
 impl fmt::Display for AttentionVariant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             AttentionVariant::Simt(path) => write!(f, "simt_{path}"),
-            AttentionVariant::Mma { warps, keys } => write!(f, "mma_w{warps}_k{keys}"),
+            AttentionVariant::Mma {
+                warps,
+                keys,
+                rows: 16,
+            } => write!(f, "mma_w{warps}_k{keys}"),
+            AttentionVariant::Mma { warps, keys, rows } => {
+                write!(f, "mma_w{warps}_k{keys}_r{rows}")
+            }
         }
     }
 }
@@ -225,8 +239,8 @@ impl AttentionVariant {
     ) -> Result<AttentionPlan, Error> {
         let path = match self {
             AttentionVariant::Simt(path) => path,
-            AttentionVariant::Mma { warps, keys } => {
-                return mma_plan(caps, spec, op, warps as usize, keys as usize)
+            AttentionVariant::Mma { warps, keys, rows } => {
+                return mma_plan(caps, spec, op, warps as usize, keys as usize, rows as usize)
                     .map(AttentionPlan::Mma);
             }
         };
@@ -282,6 +296,7 @@ fn mma_plan(
     op: &'static str,
     warps: usize,
     keys: usize,
+    rows: usize,
 ) -> Result<AttentionMmaConfig, Error> {
     let no = |reason: String| Err(crate::ops::unsupported(caps, op, reason));
     if !(caps.manual_mma && caps.copy_async && caps.plane.fixed_width() == Some(32)) {
@@ -305,6 +320,9 @@ fn mma_plan(
             "{warps} planes of {keys}-key tiles: planes 1..8, keys a multiple of 16 up to 128"
         ));
     }
+    if rows != 16 && rows != 32 {
+        return no(format!("{rows} query rows per plane: 16 or 32"));
+    }
     // Every unit issues the same number of 16-byte copies of the Q tile and of each K/V tile.
     let units = 32 * warps;
     if !(16 * warps * d / 8).is_multiple_of(units) || !(keys * d / 8).is_multiple_of(units) {
@@ -323,6 +341,8 @@ fn mma_plan(
     let cfg = AttentionMmaConfig {
         head_dim: d,
         warps,
+        m_tiles: rows / 16,
+        q_regs: rows == 16,
         keys,
         causal: spec.causal,
         lse: spec.lse,
