@@ -502,6 +502,7 @@ fn load_q<F: Float, NA: Size>(
 
 /// The two m16n8k16 B fragments (each two registers) of one `ldmatrix.x4`.
 #[cube]
+#[allow(clippy::type_complexity)] // a pair of fragments; a type alias would hide the vectors
 fn split_b<F: Float, NB: Size>(
     r: &Array<Vector<F, NB>>,
 ) -> (Array<Vector<F, NB>>, Array<Vector<F, NB>>) {
