@@ -11,7 +11,8 @@
 //! tensor-core shapes `tc<bm>x<bn>x<bk>_w<wm>x<wn>[_a<stages>]`) to the list;
 //! `CUBEPORT_MATMUL_ONLY=1` runs those alone (what `compute-sanitizer` is pointed at). The
 //! shapes: one ragged, one with 8-aligned rows, one aligned and deep (520 = 17 tiles of 32, so
-//! every stage of a `cp.async` pipeline wraps). `scripts/cuda-offline` runs this example without
+//! every stage of a `cp.async` pipeline wraps), and a decode-like 5-row one (the skinny kernel
+//! splits its depth over the grid). `scripts/cuda-offline` runs this example without
 //! a GPU to capture the PTX of every CUDA kernel (the results are then meaningless).
 
 use cubeport::cubecl::prelude::*;
@@ -31,7 +32,12 @@ fn run<R: Runtime, E: Element>(client: &ComputeClient<R>, kind: BackendKind, run
         println!("{kind} {}: dtype not supported, skipped", E::DTYPE);
         return;
     }
-    for (m, n, k) in [(130, 129, 31), (192, 256, 72), (136, 264, 520)] {
+    for (m, n, k) in [
+        (130, 129, 31),
+        (192, 256, 72),
+        (136, 264, 520),
+        (5, 1000, 2000),
+    ] {
         let a: Vec<E> = seeded(1, m * k, -1.0, 1.0);
         let b: Vec<E> = seeded(2, k * n, -1.0, 1.0);
         let bias: Vec<E> = seeded(3, n, -0.5, 0.5);

@@ -1,5 +1,6 @@
 """PyTorch anchors for one device call, in one process (one torch import): the device copy,
-torch.softmax at 16384x4096 f32 (as anchors_torch.py), SDPA (flash, mem-efficient and cuDNN
+torch.softmax at 16384x4096 f32 (as anchors_torch.py), decode-shaped `a @ b` (TF32 off),
+SDPA (flash, mem-efficient and cuDNN
 backends) at B4 H32 S4096 D128/D64 f16/bf16 causal and not, and eager F.rms_norm / F.layer_norm
 / residual add + rms_norm at the shapes cubeport's norm cases time (as anchors_beyond.py, eager
 only: torch.compile's compile time does not fit a short call). CUDA events, medians.
@@ -29,6 +30,14 @@ s = torch.randn(16384, 4096, device=D)
 t = ev(lambda: torch.softmax(s, dim=-1), reps=30)
 print(f"softmax_16384x4096_f32 {t * 1e6:.1f} us {2 * s.numel() * 4 / t / 1e9:.0f} GB/s", flush=True)
 del s
+torch.backends.cuda.matmul.allow_tf32 = False
+for dt in (torch.float32, torch.float16, torch.bfloat16):
+    for (m, n, k) in [(1, 4096, 4096), (8, 4096, 4096), (16, 4096, 4096), (64, 4096, 4096), (1, 50257, 4096), (4, 14336, 4096)]:
+        a = torch.randn(m, k, device=D, dtype=dt); bm = torch.randn(k, n, device=D, dtype=dt)
+        t = ev(lambda: a @ bm, reps=50)
+        nbytes = (m * k + k * n + m * n) * a.element_size()
+        print(f"mm {m}x{n}x{k} {str(dt)[6:]} {t * 1e6:.1f} us {nbytes / t / 1e9:.0f} GB/s {2 * m * n * k / t / 1e12:.2f} TFLOP/s", flush=True)
+        del a, bm
 for (b, h, n, dh) in [(4, 32, 4096, 128), (4, 32, 4096, 64)]:
     for dt in (torch.float16, torch.bfloat16):
         q, k, v = (torch.randn(b, h, n, dh, device=D, dtype=dt) for _ in range(3))

@@ -398,6 +398,12 @@ macro_rules! backend_suite {
             }
 
             #[rstest]
+            fn matmul_skinny(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("matmul_skinny") else { return };
+                crate::suite::matmul::matmul_skinny(&c, dtype);
+            }
+
+            #[rstest]
             fn matmul_plan_is_what_runs(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("matmul_plan_is_what_runs") else { return };
                 crate::suite::matmul::matmul_plan_is_what_runs(&c, dtype);

@@ -191,6 +191,58 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     }
 }
 
+/// The skinny kernel (decode-like rows): problems whose depth splits over the grid (the
+/// fixup pass sums the chunks) and ones it does not, B rows of 16-byte vectors, of 4-wide
+/// vectors only, or scalars (odd `n`, a transposed B), batches with B broadcast, a transposed
+/// A, and 17 rows (two row groups, forced); with and without the fused epilogue. The automatic
+/// choice takes it for up to 16 rows, and the plan names the split.
+pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    let both = [None, Some(MatmulVariant::Skinny)];
+    for (p, fused, split) in [
+        (problem(0, 1, 300, 2000, false, false), false, Some(true)),
+        (problem(0, 1, 512, 1024, false, false), true, Some(true)),
+        (problem(0, 5, 257, 1500, false, false), true, Some(true)),
+        (problem(0, 16, 96, 2100, false, true), false, Some(true)),
+        (problem(3, 2, 64, 900, true, false), true, Some(true)),
+        (problem(0, 3, 8, 4, false, false), true, Some(false)),
+        (problem(0, 17, 40, 600, false, false), false, None),
+    ] {
+        let variants: &[Option<MatmulVariant>] = if p.m <= 16 { &both } else { &both[1..] };
+        variants_match(client, dtype, p, fused, variants);
+        let variant = cubeport::matmul_variant(client, dtype, p.batch_a.max(1), (p.m, p.n, p.k));
+        let auto = variant.unwrap_or_else(|e| panic!("{p:?}: {e}"));
+        assert_eq!(
+            auto == MatmulVariant::Skinny,
+            p.m <= 16,
+            "{dtype} {p:?}: {auto}"
+        );
+        with_dtype!(dtype, E => {
+            let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
+            let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
+            let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
+            let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
+            let strides = [p.m * p.k, p.k, 1];
+            let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
+            let skinny = Some(MatmulVariant::Skinny);
+            let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), skinny)
+                .unwrap_or_else(|e| panic!("{p:?}: {e}"))
+                .to_string();
+            if let Some(split) = split {
+                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
+            }
+        });
+    }
+}
+
 /// The plan reported is the plan that runs: for the automatic choice and every variant the
 /// device runs, over aligned and unaligned layouts (k and n multiples of 8, of 4 only, or
 /// odd; transposed operands; batches, one broadcast), [`cubeport::matmul_plan`] names the

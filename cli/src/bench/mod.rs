@@ -228,10 +228,29 @@ fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
-    match scale {
-        Scale::Quick => cases::matmul_cases::<R, E>(client, scale),
-        Scale::Full => cases::matmul_cases_for::<R, E>(client, &cases::matmul_sizes(scale), &[]),
+    let mut all = match scale {
+        Scale::Quick => cases::matmul_cases::<R, E>(client, scale)?,
+        Scale::Full => cases::matmul_cases_for::<R, E>(client, &cases::matmul_sizes(scale), &[])?,
+    };
+    let known = cases::matmul_sizes(scale);
+    let shapes: Vec<_> = cases::matmul_shape_sizes(scale)
+        .into_iter()
+        .filter(|s| !known.contains(s))
+        .collect();
+    all.extend(cases::matmul_cases_for::<R, E>(client, &shapes, &[])?);
+    Ok(all)
+}
+
+/// Every `(m, n, k)` the matmul cases of a run time: the family's sizes and the shape sweep,
+/// each once (where cuBLAS is measured too).
+pub(crate) fn matmul_report_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
+    let mut sizes = cases::matmul_sizes(scale);
+    for s in cases::matmul_shape_sizes(scale) {
+        if !sizes.contains(&s) {
+            sizes.push(s);
+        }
     }
+    sizes
 }
 
 /// How many copies of a working set of `bytes` to launch in turn so that together they pass

@@ -151,31 +151,50 @@ impl<'c, R: Runtime> Ctx<'c, R> {
     pub fn vendor_gemm(&self, phases: &mut Phases) -> Result<Option<VendorGemm>, Error> {
         let (client, quick, clock, kind) = (self.client, self.quick, self.clock, self.kind);
         let wants = |f: &str| self.wants(f);
-        Ok(if kind == BackendKind::Cuda && wants("matmul") {
-            phases.next("vendor gemm");
-            let side = if quick { 512 } else { 4096 };
-            let mut gflops = BTreeMap::new();
-            for dtype in [
-                cubeport::DType::F32,
-                cubeport::DType::F16,
-                cubeport::DType::BF16,
-            ] {
-                match cases::cublas_case_of(dtype, side, side, side) {
+        if kind != BackendKind::Cuda || !wants("matmul") {
+            return Ok(None);
+        }
+        phases.next("vendor gemm");
+        let side = if quick { 512 } else { 4096 };
+        let mut sizes = vec![(side, side, side)];
+        for s in super::matmul_report_sizes(self.scale) {
+            if !sizes.contains(&s) {
+                sizes.push(s);
+            }
+        }
+        let mut by_size: BTreeMap<String, BTreeMap<String, f64>> = BTreeMap::new();
+        for dtype in [
+            cubeport::DType::F32,
+            cubeport::DType::F16,
+            cubeport::DType::BF16,
+        ] {
+            for &(m, n, k) in &sizes {
+                match cases::cublas_case_of(dtype, m, n, k) {
                     Ok(mut case) => {
                         let s = time_case(client, quick, clock, &mut case)?;
-                        gflops.insert(dtype.to_string(), case.flops as f64 / s / 1e9);
+                        by_size
+                            .entry(dtype.to_string())
+                            .or_default()
+                            .insert(format!("{m}x{n}x{k}"), case.flops as f64 / s / 1e9);
                     }
-                    Err(e) => eprintln!("SKIP vendor gemm {dtype}: {e}"),
+                    Err(e) => {
+                        eprintln!("SKIP vendor gemm {dtype} {m}x{n}x{k}: {e}");
+                        break;
+                    }
                 }
             }
-            (!gflops.is_empty()).then(|| VendorGemm {
-                library: "cuBLAS (cudarc)".into(),
-                size: format!("{side}x{side}x{side}"),
-                gflops,
-            })
-        } else {
-            None
-        })
+        }
+        let square = format!("{side}x{side}x{side}");
+        let gflops: BTreeMap<String, f64> = by_size
+            .iter()
+            .filter_map(|(d, sizes)| sizes.get(&square).map(|g| (d.clone(), *g)))
+            .collect();
+        Ok((!gflops.is_empty()).then(|| VendorGemm {
+            library: "cuBLAS (cudarc)".into(),
+            size: square,
+            gflops,
+            by_size,
+        }))
     }
 
     /// Every family's cases, timed and placed on the roofline.
@@ -274,7 +293,7 @@ impl<'c, R: Runtime> Ctx<'c, R> {
                 let mut p = point(case, &dtype, s, roof.copy_gbps, peak);
                 if case.family == "matmul" {
                     p.pct_of_vendor = vendor_gemm
-                        .and_then(|v| v.gflops.get(&dtype))
+                        .and_then(|v| v.by_size.get(&dtype)?.get(&case.size))
                         .map(|v| 100.0 * p.gflops / v);
                 }
                 kernels.push(p);

@@ -87,6 +87,86 @@ pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
     if !r.sweeps.is_empty() {
         throughput(&dir.join(format!("throughput-{}.svg", r.backend)), r)?;
     }
+    if r.kernels.iter().any(|k| k.pct_of_vendor.is_some()) {
+        shapes(&dir.join(format!("matmul-shapes-{}.svg", r.backend)), r)?;
+    }
+    Ok(())
+}
+
+/// The matmul shape sweep: the automatic choice's GFLOP/s as % of cuBLAS at the same shape,
+/// against `m`, one line per dtype for the aligned shapes (`n = k`) and one for their ragged
+/// neighbours.
+fn shapes(path: &Path, r: &BackendReport) -> Res {
+    let dims = |size: &str| -> Option<(f64, usize, usize)> {
+        let v: Vec<usize> = size.split('x').filter_map(|x| x.parse().ok()).collect();
+        (v.len() == 3).then(|| (v[0] as f64, v[1], v[2]))
+    };
+    // (label, points (m, %)) per dtype and alignment.
+    let mut lines: std::collections::BTreeMap<String, Vec<(f64, f64)>> = Default::default();
+    for k in &r.kernels {
+        let (Some(pct), Some((m, n, kk))) = (k.pct_of_vendor, dims(&k.size)) else {
+            continue;
+        };
+        if !k.variant.starts_with("auto_") || k.variant.ends_with("_bias_gelu") {
+            continue;
+        }
+        let kind = if n == kk { "aligned" } else { "ragged" };
+        lines
+            .entry(format!("{} {kind} (n = {n})", k.dtype))
+            .or_default()
+            .push((m, pct));
+    }
+    lines.retain(|_, p| p.len() > 1);
+    if lines.is_empty() {
+        return Ok(());
+    }
+    let root = SVGBackend::new(path, (1000, 620)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let xmax = lines.values().flatten().map(|p| p.0).fold(8.0, f64::max) * 1.5;
+    let ymax = lines.values().flatten().map(|p| p.1).fold(100.0, f64::max) * 1.1;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "matmul shapes — {}: automatic choice, % of cuBLAS at the same shape",
+                r.backend
+            ),
+            ("sans-serif", 16),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d((0.7f64..xmax).log_scale(), 0f64..ymax)?;
+    chart
+        .configure_mesh()
+        .x_label_formatter(&si)
+        .x_desc("m (rows of A and C)")
+        .y_desc("% of cuBLAS")
+        .draw()?;
+    chart
+        .draw_series(LineSeries::new(
+            vec![(0.7, 100.0), (xmax, 100.0)],
+            BLACK.stroke_width(1),
+        ))?
+        .label("cuBLAS")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    for (i, (label, mut p)) in lines.into_iter().enumerate() {
+        p.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let color = PALETTE[i % PALETTE.len()];
+        chart
+            .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
+            .label(label)
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+            });
+        chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
     Ok(())
 }
 

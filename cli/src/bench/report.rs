@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub const SCHEMA: &str = "cubeport-bench/4";
+pub const SCHEMA: &str = "cubeport-bench/5";
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Report {
     pub(crate) schema: String,
@@ -79,8 +79,12 @@ pub(crate) struct Ceilings {
 pub(crate) struct VendorGemm {
     pub(crate) library: String,
     pub(crate) size: String,
-    /// GFLOP/s per dtype (`f32`: sgemm without TF32; `f16`, `bf16`: gemmEx, f32 compute).
+    /// GFLOP/s per dtype at `size` (`f32`: sgemm without TF32; `f16`, `bf16`: gemmEx, f32
+    /// compute).
     pub(crate) gflops: BTreeMap<String, f64>,
+    /// GFLOP/s per dtype and `m x n x k`: every size the matmul cases time.
+    #[serde(default)]
+    pub(crate) by_size: BTreeMap<String, BTreeMap<String, f64>>,
 }
 
 #[derive(Serialize, Deserialize, Clone)]
@@ -97,7 +101,8 @@ pub(crate) struct KernelPoint {
     pub(crate) intensity: f64,
     pub(crate) bound: String,
     pub(crate) pct_of_roof: f64,
-    /// Matmul: GFLOP/s as % of the vendor GEMM of the same dtype, when one was measured.
+    /// Matmul: GFLOP/s as % of the vendor GEMM of the same dtype at the same size, when one was
+    /// measured.
     #[serde(default)]
     pub(crate) pct_of_vendor: Option<f64>,
 }

@@ -47,6 +47,23 @@ pub fn matmul_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
     }
 }
 
+/// The shape sweep of `cubeport bench`: products with `m` from decode-like to square rows at
+/// a fixed `n = k` (`Full`: `m ∈ {1, 8, 64, 512, 4096}`, `n = k = 4096`; `Quick`: `m ∈ {1, 8,
+/// 64}`, 512), each with its ragged neighbour (`m` or `m - 1` where `m` is the square's, `n + 1`,
+/// `k - 3`: rows that are not 16-byte vectors). Only the automatic choice runs at these sizes.
+pub fn matmul_shape_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
+    let (rows, side): (&[usize], usize) = match scale {
+        Scale::Quick => (&[1, 8, 64], 512),
+        Scale::Full => (&[1, 8, 64, 512, 4096], 4096),
+    };
+    rows.iter()
+        .flat_map(|&m| {
+            let ragged_m = if m == side { m - 1 } else { m };
+            [(m, side, side), (ragged_m, side + 1, side - 3)]
+        })
+        .collect()
+}
+
 /// The matmul cases at `sizes` (`m, n, k`) for the automatic choice, its fused
 /// `bias + GELU(tanh)` form and each of `variants` that runs on the device for `E` (the naive
 /// and 16-tiled kernels only up to 1024 and 4096; with tensor cores, f16/bf16 keep only the

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Prepared for the next device call (not run yet). Issue 21 wants, in one call after the
-# restructure: the strict suite on CUDA and wgpu-Vulkan (matmul included), compute-sanitizer 0
-# and the headline ratios within 2% of before; issue 24 wants the norm and attention targets.
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh && LIMIT=900 bash docs/bench-h200/s15-a/commands.sh [tests|bench|all]
+# Issue 21 wants, after the restructure: the strict suite on CUDA and wgpu-Vulkan (matmul
+# included), compute-sanitizer 0 and the headline ratios; issue 22 the skinny (decode) matmul
+# against cuBLAS at each shape; issue 24 the norm and attention targets. Two calls:
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s15-a/commands.sh tests
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s15-a/commands.sh bench
 # Part `tests` runs in parallel processes (each its own cubecl client, kernel cache off); part
 # `bench` times with nothing else on the GPU, headline ratios first.
 set -u
@@ -31,7 +32,7 @@ if [ "$part" != bench ]; then
   env $S timeout $T .gpu/bin/swallowed_panic >> "$OUT/t-cli.txt" 2>&1 &
   for tool in memcheck racecheck; do
     ( CUBEPORT_BACKEND=cuda CUBEPORT_KERNEL_CACHE=off CUBEPORT_MATMUL_ONLY=1 \
-        CUBEPORT_MATMUL_VARIANTS=tc128x256x64_w2x4_a3_g8_mma,simt128x256x8_8x16_s1_g8_sk,tc128x128x32_w4x2 \
+        CUBEPORT_MATMUL_VARIANTS=tc128x256x64_w2x4_a3_g8_mma,simt128x256x8_8x16_s1_g8_sk,tc128x128x32_w4x2,skinny \
         timeout $T compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/example-matmul_variants
       CUBEPORT_BACKEND=cuda CUBEPORT_KERNEL_CACHE=off timeout $T compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/example-attention_variants
     ) > "$OUT/s-$tool.txt" 2>&1 &
@@ -53,21 +54,25 @@ run() { local t=$1; shift; local l; l=$(left); [ "$l" -gt 15 ] || { echo "(skipp
 {
 stamp
 echo "##### headline: bias+ReLU+scale vs copy, 64M f32"
-CUBEPORT_BACKEND=cuda run 50 .gpu/bin/bench-activation --bench '(copy/vec|activation/bias_relu_scale_full)/.*/f32/'
+CUBEPORT_BACKEND=cuda run 40 .gpu/bin/bench-activation --bench '(copy/vec|activation/bias_relu_scale_full)/.*/f32/'
 echo "##### headline: softmax 16384x4096 f32 (auto)"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=softmax run 40 .gpu/bin/bench-reduce --bench 'softmax/auto.*/cuda/f32/'
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=softmax run 30 .gpu/bin/bench-reduce --bench 'softmax/auto.*/cuda/f32/'
 echo "##### headline: matmul f32 with cuBLAS sgemm"
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_BENCH_DTYPES=f32 CUBEPORT_MATMUL_SIZES=4096x4096x4096,8192x8192x8192 \
-  CUBEPORT_PEER_SIZES=4096x4096x4096,8192x8192x8192 run 90 .gpu/bin/bench-matmul --bench 'matmul/(auto|cublas)[^/]*/cuda/f32/'
+  CUBEPORT_PEER_SIZES=4096x4096x4096,8192x8192x8192 run 75 .gpu/bin/bench-matmul --bench 'matmul/(auto|cublas)[^/]*/cuda/f32/'
 echo "##### headline: matmul f16 bf16 with cuBLAS"
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_MATMUL_SIZES=8192x8192x8192 \
-  CUBEPORT_PEER_SIZES=8192x8192x8192 run 90 .gpu/bin/bench-matmul --bench 'matmul/(auto|cublas)[^/]*/cuda/(f16|bf16)/8192'
-echo "##### norm (criterion, CUDA): every dtype, the automatic choice and the long-row experiments"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm run 240 .gpu/bin/bench-reduce --bench
+  CUBEPORT_PEER_SIZES=8192x8192x8192 run 70 .gpu/bin/bench-matmul --bench 'matmul/(auto|cublas)[^/]*/cuda/(f16|bf16)/8192'
+echo "##### matmul decode shapes: the automatic choice (skinny up to 16 rows), skinny forced, cuBLAS at each shape"
+D=1x4096x4096,8x4096x4096,16x4096x4096,64x4096x4096,1x50257x4096,4x14336x4096
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=skinny CUBEPORT_BENCH_DTYPES=f32,f16,bf16 CUBEPORT_MATMUL_SIZES=$D \
+  CUBEPORT_PEER_SIZES=$D run 120 .gpu/bin/bench-matmul --bench 'matmul/(auto_[^/]*[^u]|skinny|cublas)/cuda/'
 echo "##### attention (criterion, CUDA): auto, mma_w4_k64_r32, mma_w8_k64"
-CUBEPORT_BACKEND=cuda run 150 .gpu/bin/bench-attention --bench 'attention/(causal_)?(auto|mma)'
+CUBEPORT_BACKEND=cuda run 110 .gpu/bin/bench-attention --bench 'attention/(causal_)?(auto|mma)'
+echo "##### norm (criterion, CUDA): f16/bf16 at 16384x4096, f32 LayerNorm and the long rows with their experiments"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm run 90 .gpu/bin/bench-reduce --bench 'norm/[^/]*/cuda/((f16|bf16)/16384x4096|f32/(4096x16384|1024x65536))|norm/layer[^/]*/cuda/f32/16384'
 echo "##### PyTorch (one process)"
-l=$(left); [ "$l" -gt 20 ] && timeout $(( l < 90 ? l : 90 )) python3 scripts/anchors_s14.py 2>&1
+l=$(left); [ "$l" -gt 15 ] && timeout $(( l - 5 )) python3 scripts/anchors_s14.py 2>&1
 stamp
 } >> "$OUT/bench.txt" 2>&1
 fi

@@ -10,6 +10,7 @@
 //! | [`matmul_tc_kernel()`] | a cube of `warps_m × warps_n` planes, each a grid of 16×16 fragments | 16-byte vector loads into padded shared tiles, two stages, loads two tiles ahead through registers; tensor cores through `cmma` |
 //! | [`matmul_tc_async_kernel()`] | as the tiled tensor-core kernel | A and B tiles copied global → shared by `cp.async` into 2–4 stages on mbarriers; outputs leave one fragment at a time through a per-plane scratch tile |
 //! | [`matmul_tc_mma_kernel()`] | as the tiled tensor-core kernel, fragments placed by hand | the `cp.async` pipeline; `ldmatrix` + `mma.sync.m16n8k16`, f32 accumulators and the epilogue in registers |
+//! | [`matmul_skinny_kernel()`] + [`matmul_skinny_fixup_kernel()`] | few rows (decode): a cube per `tm` rows × `ux·NB` columns × depth chunk, `uk` depth slices per cube | B streamed once as vectors along its rows, A broadcast from L1; slices summed in shared memory, depth chunks (split-K) in an f32 workspace summed in order by the fixup pass |
 //! | [`matmul_cmma_kernel()`] | a cube of planes, each plane a 32 × 32 tile of 2 × 2 16×16 fragments | shared tiles, tensor cores through cubecl's `cmma` (WMMA on CUDA) |
 //!
 //! Operands are addressed through element strides (batch, row, column), so transposed and
@@ -28,6 +29,7 @@ mod common;
 mod naive;
 mod simt;
 mod simt_async;
+mod skinny;
 mod tc;
 mod tc_async;
 mod tc_mma;
@@ -37,6 +39,7 @@ pub use common::grouped_order_kernel;
 pub use naive::matmul_naive_kernel;
 pub use simt::{SimtConfig, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel};
 pub use simt_async::matmul_simt_async_kernel;
+pub use skinny::{SkinnyConfig, matmul_skinny_fixup_kernel, matmul_skinny_kernel};
 pub use tc::{TcConfig, matmul_tc_kernel};
 pub use tc_async::matmul_tc_async_kernel;
 pub use tc_mma::matmul_tc_mma_kernel;

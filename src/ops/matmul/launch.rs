@@ -14,7 +14,8 @@ use cubeport_kernels::activation::{Activation, GeluErf, GeluTanh, Identity, Relu
 use cubeport_kernels::matmul::{
     SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
     matmul_simt_async_kernel, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel,
-    matmul_tc_async_kernel, matmul_tc_kernel, matmul_tc_mma_kernel,
+    matmul_skinny_fixup_kernel, matmul_skinny_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
+    matmul_tc_mma_kernel,
 };
 
 /// The buffers of one product. `bias` is any valid buffer when the spec has no bias (the
@@ -92,7 +93,8 @@ fn typed<R: Runtime, E: Element, A: Activation>(
     // vector width from `Widths`, which allows a width only where the operand's strides, row
     // length and buffer offset make those vector accesses aligned and in bounds; the
     // configurations' vector flags match the widths. The `cp.async` kernels are planned only
-    // where A and B rows are 16-byte vectors.
+    // where A and B rows are 16-byte vectors. The skinny kernel's workspace holds the
+    // `batch · chunks · m · n` partial sums it and its fixup pass index.
     unsafe {
         let buffers = || {
             (
@@ -117,6 +119,58 @@ fn typed<R: Runtime, E: Element, A: Activation>(
             Kernel::Naive => launch!(matmul_naive_kernel::<E, A, R>(count, [], spec.bias)),
             Kernel::Blocked(cfg) => launch!(matmul_blocked_kernel::<E, A, R>(count, [], cfg)),
             Kernel::Cmma(cfg) => launch!(matmul_cmma_kernel::<E, A, R>(count, [], cfg)),
+            Kernel::Skinny {
+                cfg,
+                nb,
+                chunks,
+                chunk_k,
+            } => {
+                // Split depth: `batch · chunks · m · n` f32 partial sums, then the fixup pass
+                // (a grid-stride loop, so its 1-D grid stays within every device's limit).
+                // Direct: the kernel never touches `partials`; a 4-byte stand-in keeps the
+                // bindings distinct on wgpu.
+                let outputs = spec.batch * m * n;
+                let len = if cfg.direct { 1 } else { outputs * chunks };
+                let ws = client.empty(len * 4);
+                let (a, b, bias, c) = buffers();
+                matmul_skinny_kernel::launch_unchecked::<E, A, R>(
+                    client,
+                    count,
+                    dim,
+                    nb,
+                    a,
+                    b,
+                    bias,
+                    c,
+                    ArrayArg::from_raw_parts(ws.clone(), len),
+                    m,
+                    n,
+                    k,
+                    sa(),
+                    sb(),
+                    pitch,
+                    scale,
+                    chunk_k,
+                    cfg,
+                );
+                if !cfg.direct {
+                    let (_, _, bias, c) = buffers();
+                    matmul_skinny_fixup_kernel::launch_unchecked::<E, A, R>(
+                        client,
+                        CubeCount::new_1d(outputs.div_ceil(256).min(65_535) as u32),
+                        CubeDim::new_1d(256),
+                        ArrayArg::from_raw_parts(ws, len),
+                        bias,
+                        c,
+                        m,
+                        n,
+                        pitch,
+                        chunks,
+                        scale,
+                        spec.bias,
+                    );
+                }
+            }
             Kernel::SimtAsync { cfg, nv, nc } => {
                 launch!(matmul_simt_async_kernel::<E, A, R>(count, [nv, nc], cfg))
             }

@@ -4,6 +4,7 @@
 //! |---|---|---|---|
 //! | `naive` | one unit per output, operands from global memory | — | never (the baseline) |
 //! | `tiled16` | 16 × 16 shared tiles, one output per unit | — | tiny outputs |
+//! | `skinny` | few rows (decode): a cube per 16 rows (fewer for smaller `m`) × 32 column vectors of B × a depth chunk, 8 depth slices per cube summed in shared memory; the depth split over the grid until the cubes fill the device, f32 partial sums added in order by a second pass | — | products of at most 16 rows (any dtype) |
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | — | where `simt64x64x16_4x4_s2` does not fit the device |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | — | where `simt128x128x16_8x16_s1` does not fit the device |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | — | never (more registers than `blocked128` for no gain) |

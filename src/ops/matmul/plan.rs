@@ -7,7 +7,7 @@ use super::stream_k::StreamK;
 use super::{MatmulVariant, SimtShape, TcShape};
 use crate::ops::{expect_dtype_supported, unsupported};
 use crate::{Caps, Error};
-use cubeport_kernels::matmul::{BlockConfig, CmmaConfig, SimtConfig, TcConfig};
+use cubeport_kernels::matmul::{BlockConfig, CmmaConfig, SimtConfig, SkinnyConfig, TcConfig};
 use std::fmt;
 
 const OP: &str = "matmul";
@@ -96,6 +96,14 @@ pub(crate) enum Kernel {
         nv: usize,
         nc: usize,
     },
+    /// `matmul_skinny_kernel`, B loaded `nb` wide, the depth in `chunks` chunks of `chunk_k`
+    /// rows; with more than one chunk, `matmul_skinny_fixup_kernel` sums them.
+    Skinny {
+        cfg: SkinnyConfig,
+        nb: usize,
+        chunks: usize,
+        chunk_k: usize,
+    },
     /// `matmul_tc_kernel`: A loaded `na`, B `nb` wide, shared tiles of `nv`-wide vectors, C
     /// stored `nc` wide.
     Tc {
@@ -143,6 +151,15 @@ impl fmt::Display for Kernel {
                 }
             }
             Kernel::SimtAsync { nv, nc, .. } => write!(f, "simt_async a{nv} b{nv} c{nc}"),
+            Kernel::Skinny {
+                cfg, nb, chunks, ..
+            } => {
+                write!(f, "skinny b{nb} rows {}", cfg.tm)?;
+                if chunks > 1 {
+                    write!(f, ", depth in {chunks} chunks + fixup")?;
+                }
+                Ok(())
+            }
             Kernel::Tc { na, nb, nc, .. } => write!(f, "tc a{na} b{nb} c{nc}"),
             Kernel::TcAsync { nv, nc, .. } => write!(f, "tc_async a{nv} b{nv} c{nc}"),
             Kernel::TcMma { nv, nc, .. } => write!(f, "tc_mma a{nv} b{nv} c{nc}"),
@@ -222,8 +239,12 @@ impl MatmulVariant {
             }
             v => v,
         };
-        let (bm, bn) = variant.block();
-        let grid = [spec.n.div_ceil(bn), spec.m.div_ceil(bm), spec.batch];
+        let grid = if variant == MatmulVariant::Skinny {
+            skinny(caps, spec, &widths).1
+        } else {
+            let (bm, bn) = variant.block();
+            [spec.n.div_ceil(bn), spec.m.div_ceil(bm), spec.batch]
+        };
         for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
             if g > max as usize {
                 return Err(unsupported(
@@ -250,7 +271,8 @@ impl MatmulVariant {
     /// Output block `(bm, bn)` of one cube.
     fn block(&self) -> (usize, usize) {
         match self {
-            MatmulVariant::Naive | MatmulVariant::Tiled16 => (16, 16),
+            // The skinny grid is not one of blocks (see `skinny`); this is its largest row group.
+            MatmulVariant::Naive | MatmulVariant::Tiled16 | MatmulVariant::Skinny => (16, 16),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
             MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
@@ -284,6 +306,7 @@ impl MatmulVariant {
         };
         match *self {
             MatmulVariant::Naive => (Kernel::Naive, [16, 16]),
+            MatmulVariant::Skinny => (skinny(caps, spec, w).0, SKINNY_UNITS.map(|u| u as u32)),
             MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => blocked(64, 16, 4, 4, false),
             MatmulVariant::Blocked128 { double_buffer } => blocked(128, 8, 8, 4, double_buffer),
@@ -351,7 +374,66 @@ impl MatmulVariant {
     }
 }
 
-/// The automatic choice for `spec` on `caps`. With tensor cores (f16/bf16): where `cp.async`
+/// Units of a skinny cube: `(ux, uk)`, 32 column vectors (one contiguous run of a depth row,
+/// a warp on NVIDIA) by 8 depth slices.
+const SKINNY_UNITS: [usize; 2] = [32, 8];
+
+/// Largest f32 accumulators per unit of the skinny kernel (`rows × vector width`): beyond it
+/// the registers spill.
+const SKINNY_ACC: usize = 64;
+
+/// The skinny kernel for `spec` and its grid `(⌈(n/nb)/32⌉, row groups · chunks, batch)`:
+/// B read as 16-byte vectors where its layout and the device allow (else 4 lanes, else
+/// scalars), up to 16 rows per cube (fewer vector lanes where the accumulators would pass
+/// `SKINNY_ACC`), and the depth split into chunks until the cubes fill the device (8 per SM, 64
+/// SMs where the count is unknown), while every depth slice keeps ≥ 8 rows and the partial
+/// sums' traffic (8 bytes each, written and read) stays within an eighth of B's bytes.
+fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
+    let [ux, uk] = SKINNY_UNITS;
+    let fits = |v: usize| v <= caps.max_vector_size;
+    let mut nb = if w.b16 == w.v16 && fits(w.v16) {
+        w.v16
+    } else if w.b4 == 4 && fits(4) {
+        4
+    } else {
+        1
+    };
+    let tm = spec.m.next_power_of_two().min(16);
+    while tm * nb > SKINNY_ACC {
+        nb /= 2;
+    }
+    let col_vecs = spec.n / nb;
+    let groups = spec.m.div_ceil(tm);
+    let base = col_vecs.div_ceil(ux) * groups * spec.batch;
+    let fill = caps.num_sms.map_or(64, |s| s as usize) * 8;
+    let by_fill = fill.div_ceil(base);
+    let by_depth = spec.k / (uk * 8);
+    let by_traffic = spec.k * spec.dtype.size() / (64 * spec.m);
+    let chunks = by_fill.min(by_depth).min(by_traffic).max(1);
+    let chunk_k = spec.k.div_ceil(chunks);
+    let chunks = spec.k.div_ceil(chunk_k);
+    let cfg = SkinnyConfig {
+        tm,
+        ux,
+        uk,
+        direct: chunks == 1,
+        bias: spec.bias,
+    };
+    let kernel = Kernel::Skinny {
+        cfg,
+        nb,
+        chunks,
+        chunk_k,
+    };
+    (kernel, [col_vecs.div_ceil(ux), groups * chunks, spec.batch])
+}
+
+/// Products with at most this many rows take the skinny kernel: below it a tiled block is
+/// mostly empty rows and the product is bound by B's bytes.
+const SKINNY_MAX_M: usize = 16;
+
+/// The automatic choice for `spec` on `caps`: the skinny kernel for at most
+/// `SKINNY_MAX_M` rows. Otherwise, with tensor cores (f16/bf16): where `cp.async`
 /// is available and A and B rows are 16-byte vectors, manual-MMA 128 × 256 × 64 blocks in
 /// column strips, or the WMMA `cp.async` shapes, whichever fits, when 128 × 256 blocks fill the
 /// device; else the register-staged 128 × 128 shape (faster than the async shapes' own
@@ -362,6 +444,9 @@ impl MatmulVariant {
 /// count is unknown).
 fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let dtype = spec.dtype;
+    if spec.m <= SKINNY_MAX_M {
+        return MatmulVariant::Skinny;
+    }
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
     if MatmulVariant::Cmma.runs_on(caps, dtype) {

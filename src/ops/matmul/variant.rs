@@ -15,6 +15,10 @@ pub enum MatmulVariant {
     Naive,
     /// 16 × 16 shared tiles.
     Tiled16,
+    /// Few rows (decode-like `m`): B streamed once as vectors, A broadcast, the depth split
+    /// over the grid where that fills the device (f32 partial sums, summed in order by a
+    /// second pass). Bound by B's bytes; any `m` runs, each 16 rows streaming B again.
+    Skinny,
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
     /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
@@ -36,6 +40,7 @@ impl fmt::Display for MatmulVariant {
         f.write_str(match self {
             MatmulVariant::Naive => "naive",
             MatmulVariant::Tiled16 => "tiled16",
+            MatmulVariant::Skinny => "skinny",
             MatmulVariant::Blocked64 => "blocked64",
             MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -53,13 +58,14 @@ impl fmt::Display for MatmulVariant {
 impl std::str::FromStr for MatmulVariant {
     type Err = String;
 
-    /// Parses a variant id as printed: `naive`, `tiled16`, `blocked64`, `blocked128`,
+    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `blocked64`, `blocked128`,
     /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
     /// (`tc128x128x32_w2x4`).
     fn from_str(s: &str) -> Result<Self, String> {
         Ok(match s {
             "naive" => MatmulVariant::Naive,
             "tiled16" => MatmulVariant::Tiled16,
+            "skinny" => MatmulVariant::Skinny,
             "blocked64" => MatmulVariant::Blocked64,
             "blocked128" => MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -77,9 +83,10 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 22] = [
+    pub const ALL: [MatmulVariant; 23] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
+        MatmulVariant::Skinny,
         MatmulVariant::Blocked64,
         MatmulVariant::Blocked128 {
             double_buffer: false,
@@ -151,6 +158,7 @@ impl MatmulVariant {
             }
             MatmulVariant::Naive
             | MatmulVariant::Tiled16
+            | MatmulVariant::Skinny
             | MatmulVariant::Blocked64
             | MatmulVariant::Blocked128 { .. } => Ok(()),
         }
