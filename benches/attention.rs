@@ -23,7 +23,17 @@ struct Visit<'a>(&'a mut Criterion);
 
 impl cubeport::testing::BackendVisitor for Visit<'_> {
     fn visit<R: Runtime>(&mut self, client: ComputeClient<R>, kind: BackendKind) {
-        let cases = cubeport_cli::cases::attention_cases(&client, common::scale())
+        // `CUBEPORT_ATTENTION_SHAPES=4x32x4096x64,…` (B×H×S×D) and `CUBEPORT_BENCH_DTYPES`
+        // narrow what is built (every case is built and checked before any is timed).
+        let shapes: Vec<(usize, usize, usize, usize)> =
+            common::dims_from_env("CUBEPORT_ATTENTION_SHAPES", 4)
+                .map(|v| v.into_iter().map(|d| (d[0], d[1], d[2], d[3])).collect())
+                .unwrap_or_else(|| cubeport_cli::cases::attention_shapes(common::scale()).to_vec());
+        let dtypes: Vec<cubeport::DType> = common::dtypes_from_env()
+            .into_iter()
+            .filter(|d| *d != cubeport::DType::F32)
+            .collect();
+        let cases = cubeport_cli::cases::attention_cases_for(&client, &dtypes, &shapes)
             .unwrap_or_else(|e| panic!("attention cases on {kind}: {e}"));
         bench_cases(self.0, &client, kind, Count::Flops, cases);
     }

@@ -45,7 +45,11 @@ fn bench_backend<R: Runtime>(c: &mut Criterion, client: ComputeClient<R>, kind: 
         bench_cases(c, &client, kind, Count::Bytes, cases);
     }
     if wants("norm") {
-        let cases = cases::norm_cases(&client, scale)
+        // `CUBEPORT_NORM_SHAPES=16384x4096,…` and `CUBEPORT_BENCH_DTYPES` narrow what is built.
+        let shapes: Vec<(usize, usize)> = common::dims_from_env("CUBEPORT_NORM_SHAPES", 2)
+            .map(|v| v.into_iter().map(|d| (d[0], d[1])).collect())
+            .unwrap_or_else(|| cases::norm_shapes(scale).to_vec());
+        let cases = cases::norm_cases_for(&client, &common::dtypes_from_env(), &shapes)
             .unwrap_or_else(|e| panic!("norm cases on {kind}: {e}"));
         bench_cases(c, &client, kind, Count::Bytes, cases);
     }

@@ -28,6 +28,39 @@ pub fn scale() -> Scale {
     }
 }
 
+/// `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes a bench builds cases for (all three
+/// otherwise). Cases are built, uploaded and checked before any is timed, so a filter on the
+/// criterion id alone still pays for every case.
+pub fn dtypes_from_env() -> Vec<cubeport::DType> {
+    use cubeport::DType;
+    let only = std::env::var("CUBEPORT_BENCH_DTYPES").unwrap_or_else(|_| "f32,f16,bf16".into());
+    [DType::F32, DType::F16, DType::BF16]
+        .into_iter()
+        .filter(|d| only.split(',').any(|o| o == d.to_string()))
+        .collect()
+}
+
+/// Shapes from the comma-separated list in `var` (`16384x4096,1024x65536`), each with
+/// `rank` dimensions; `None` when the variable is unset.
+///
+/// # Panics
+/// On a malformed list (a bench's input, not library code).
+pub fn dims_from_env(var: &str, rank: usize) -> Option<Vec<Vec<usize>>> {
+    let list = std::env::var(var).ok()?;
+    Some(
+        list.split(',')
+            .map(|s| {
+                let v: Vec<usize> = s
+                    .split('x')
+                    .map(|x| x.parse().unwrap_or_else(|_| panic!("{var}: `{s}`")))
+                    .collect();
+                assert_eq!(v.len(), rank, "{var}: `{s}` needs {rank} dimensions");
+                v
+            })
+            .collect(),
+    )
+}
+
 /// A criterion group with the settings every cubeport bench uses (10 samples, short warm-up:
 /// device work is stable after its first launch, which each case made when it was verified).
 pub fn group<'a>(

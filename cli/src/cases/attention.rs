@@ -2,7 +2,7 @@ use super::*;
 
 /// The attention problems timed: `(batch, heads, S, D)` with `Sq = Sk = S`. Full: the
 /// issue's B4 H32 S4096 at D 128 and 64 (the PyTorch anchors' shapes); Quick: one small one.
-fn attention_shapes(scale: Scale) -> &'static [(usize, usize, usize, usize)] {
+pub fn attention_shapes(scale: Scale) -> &'static [(usize, usize, usize, usize)] {
     match scale {
         Scale::Quick => &[(1, 2, 256, 64)],
         Scale::Full => &[(4, 32, 4096, 128), (4, 32, 4096, 64)],
@@ -20,9 +20,23 @@ pub fn attention_cases<'c, R: Runtime>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
+    attention_cases_for(client, &[DType::F16, DType::BF16], attention_shapes(scale))
+}
+
+/// [`attention_cases`] for these dtypes (those the device runs; f32 where it runs neither f16
+/// nor bf16) and `(batch, heads, S, D)` shapes.
+///
+/// # Errors
+/// As [`attention_cases`].
+pub fn attention_cases_for<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    dtypes: &[DType],
+    shapes: &[(usize, usize, usize, usize)],
+) -> Result<Vec<Case<'c>>, Error> {
     let caps = cubeport::caps_of(client);
-    let mut dtypes: Vec<DType> = [DType::F16, DType::BF16]
-        .into_iter()
+    let mut dtypes: Vec<DType> = dtypes
+        .iter()
+        .copied()
         .filter(|d| d.is_supported_by(&caps))
         .collect();
     if dtypes.is_empty() {
@@ -30,7 +44,7 @@ pub fn attention_cases<'c, R: Runtime>(
     }
     let mut cases = Vec::new();
     for dtype in dtypes {
-        for &shape in attention_shapes(scale) {
+        for &shape in shapes {
             match dtype {
                 DType::F16 => attention_cases_of::<R, half::f16>(client, shape, &mut cases)?,
                 DType::BF16 => attention_cases_of::<R, half::bf16>(client, shape, &mut cases)?,

@@ -3,7 +3,7 @@ use super::*;
 /// The shapes the normalization cases run: `(rows, row length)`. Full: the 16384 × 4096 of
 /// the anchor, short rows (256), long rows still held in registers (16384) and rows
 /// long enough to stream (65536); each of 64M elements. Quick: two small ones of 1M.
-fn norm_shapes(scale: Scale) -> &'static [(usize, usize)] {
+pub fn norm_shapes(scale: Scale) -> &'static [(usize, usize)] {
     match scale {
         Scale::Quick => &[(256, 4096), (4096, 256)],
         Scale::Full => &[(16384, 4096), (262_144, 256), (4096, 16384), (1024, 65536)],
@@ -23,20 +23,40 @@ pub fn norm_cases<'c, R: Runtime>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
+    norm_cases_for(
+        client,
+        &[DType::F32, DType::F16, DType::BF16],
+        norm_shapes(scale),
+    )
+}
+
+/// [`norm_cases`] for these dtypes (those the device runs) and `(rows, row length)` shapes;
+/// the residual add and the copy anchor at the first shape.
+///
+/// # Errors
+/// As [`norm_cases`].
+pub fn norm_cases_for<'c, R: Runtime>(
+    client: &'c ComputeClient<R>,
+    dtypes: &[DType],
+    shapes: &[(usize, usize)],
+) -> Result<Vec<Case<'c>>, Error> {
     let caps = cubeport::caps_of(client);
     let mut cases = Vec::new();
-    for dtype in [DType::F32, DType::F16, DType::BF16] {
+    for &dtype in dtypes {
         if !dtype.is_supported_by(&caps) {
             continue;
         }
-        for (i, &(rows, len)) in norm_shapes(scale).iter().enumerate() {
+        for (i, &(rows, len)) in shapes.iter().enumerate() {
             if (rows * len * dtype.size()) as u64 > caps.max_alloc_bytes {
                 continue;
             }
             match dtype {
                 DType::F32 => norm_cases_of::<R, f32>(client, rows, len, i == 0, &mut cases)?,
                 DType::F16 => norm_cases_of::<R, half::f16>(client, rows, len, i == 0, &mut cases)?,
-                _ => norm_cases_of::<R, half::bf16>(client, rows, len, i == 0, &mut cases)?,
+                DType::BF16 => {
+                    norm_cases_of::<R, half::bf16>(client, rows, len, i == 0, &mut cases)?
+                }
+                _ => {}
             }
         }
     }

@@ -8,7 +8,8 @@ use cubecl::prelude::*;
 
 /// Comptime shape of [`matmul_skinny_kernel()`].
 ///
-/// Preconditions: `tm ≥ 1`, `ux · uk` units fit a cube.
+/// Preconditions: `tm ≥ 1`, `ux · uk` units fit a cube, `tm · slab` f32 plus the depth
+/// slices' `uk · ux · NB` f32 fit its shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SkinnyConfig {
     /// Rows of C per cube (each unit accumulates all of them); `m > tm` takes `⌈m/tm⌉` row
@@ -20,6 +21,9 @@ pub struct SkinnyConfig {
     /// Units along the depth (`CUBE_DIM_Y`): each takes every `uk`-th depth row of the cube's
     /// chunk; their sums meet in shared memory.
     pub uk: usize,
+    /// Depth rows of A staged in shared memory per cube (`tm · slab` f32): the launch's
+    /// `chunk_k` must not exceed it.
+    pub slab: usize,
     /// One depth chunk: the cube applies the epilogue and stores C. Otherwise it writes f32
     /// partial sums for [`matmul_skinny_fixup_kernel()`].
     pub direct: bool,
@@ -33,11 +37,12 @@ pub struct SkinnyConfig {
 /// depth chunk `y / ⌈m/tm⌉` (`chunk_k` depth rows each). Direct: `c[z, row, col] =
 /// act(sum + bias)`; else `partials[((z · chunks + chunk) · m + row) · n + col] = sum` (f32).
 ///
-/// A is read by scalars (the same address across the 32 units of a depth row: one broadcast
-/// from L1), B as `NB`-wide vectors along its rows, four depth rows in flight per unit.
+/// The cube's slab of A is staged in shared memory (read back as broadcasts: one address per
+/// depth row of a plane), B read as `NB`-wide vectors along its rows, eight depth rows in flight
+/// per unit.
 /// Preconditions: `NB > 1` only where B's column stride is 1 and its batch and row strides
 /// and `n` are multiples of `NB`; strides address in-bounds elements for every `(z, row < m,
-/// col < n, kk < k)`; `partials` holds `batch · chunks · m · n` values when not direct.
+/// col < n, kk < k)`; `chunk_k ≤ slab`; `partials` holds `batch · chunks · m · n` values when not direct.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn matmul_skinny_kernel<F: Float, NB: Size, A: Activation>(
@@ -76,42 +81,56 @@ pub fn matmul_skinny_kernel<F: Float, NB: Size, A: Activation>(
     let b_base = z * b_strides[0] + col * b_sc;
     let k0 = chunk * chunk_k;
     let k1 = select(k0 + chunk_k < k, k0 + chunk_k, k);
+    // The cube's slab of A (`tm` rows × its depth chunk, f32) in shared memory, staged once
+    // with coalesced reads: from global memory each depth step would wait on an L2 round trip
+    // per row (no cube reads an A element twice, so L1 never helps), which made the time grow
+    // with the rows. Rows past `m` and depths past the chunk hold zeros.
+    let slab = comptime!(cfg.slab);
+    let mut a_s = SharedMemory::<f32>::new(comptime!(tm * cfg.slab));
+    let units = ux * uk;
+    let mut i = ty * ux + tx;
+    while i < comptime!(tm * cfg.slab) {
+        let (r, d) = (i / slab, i % slab);
+        let row = row0 + r;
+        let mut v = 0.0f32;
+        if row < m && k0 + d < k1 {
+            v = f32::cast_from(a[a_base + row * a_sr + (k0 + d) * a_sc]);
+        }
+        a_s[i] = v;
+        i += units;
+    }
+    sync_cube();
     // Units past the last column skip the loop but still meet the barriers below.
     let kend = select(col < n, k1, k0);
-    // Rows past `m` read row `m - 1` (in bounds) and are never stored.
-    let last = m - 1;
     let mut acc = zeroed(comptime!(tm * nv));
     let mut kk = k0 + ty;
-    while kk + 3 * uk < kend {
-        let b0 = b[(b_base + kk * b_sr) / nv];
-        let b1 = b[(b_base + (kk + uk) * b_sr) / nv];
-        let b2 = b[(b_base + (kk + 2 * uk) * b_sr) / nv];
-        let b3 = b[(b_base + (kk + 3 * uk) * b_sr) / nv];
+    // Eight depth rows of B in flight per unit: one DRAM round trip feeds eight rows of FMAs.
+    let mut bs = Array::<Vector<F, NB>>::new(8usize);
+    while kk + 7 * uk < kend {
+        #[unroll]
+        for u in 0..8usize {
+            bs[u] = b[(b_base + (kk + u * uk) * b_sr) / nv];
+        }
+        let d = kk - k0;
         #[unroll]
         for r in 0..tm {
-            let at = a_base + select(row0 + r < m, row0 + r, last) * a_sr + kk * a_sc;
-            let a0 = f32::cast_from(a[at]);
-            let a1 = f32::cast_from(a[at + uk * a_sc]);
-            let a2 = f32::cast_from(a[at + 2 * uk * a_sc]);
-            let a3 = f32::cast_from(a[at + 3 * uk * a_sc]);
             #[unroll]
-            for j in 0..nv {
-                let mut s = acc[r * nv + j];
-                s += a0 * f32::cast_from(b0[j]);
-                s += a1 * f32::cast_from(b1[j]);
-                s += a2 * f32::cast_from(b2[j]);
-                s += a3 * f32::cast_from(b3[j]);
-                acc[r * nv + j] = s;
+            for u in 0..8usize {
+                let av = a_s[r * slab + d + u * uk];
+                #[unroll]
+                for j in 0..nv {
+                    acc[r * nv + j] += av * f32::cast_from(bs[u][j]);
+                }
             }
         }
-        kk += 4 * uk;
+        kk += 8 * uk;
     }
     while kk < kend {
         let bv = b[(b_base + kk * b_sr) / nv];
+        let d = kk - k0;
         #[unroll]
         for r in 0..tm {
-            let at = a_base + select(row0 + r < m, row0 + r, last) * a_sr + kk * a_sc;
-            let av = f32::cast_from(a[at]);
+            let av = a_s[r * slab + d];
             #[unroll]
             for j in 0..nv {
                 acc[r * nv + j] += av * f32::cast_from(bv[j]);

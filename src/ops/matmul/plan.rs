@@ -387,7 +387,8 @@ const SKINNY_ACC: usize = 64;
 /// scalars), up to 16 rows per cube (fewer vector lanes where the accumulators would pass
 /// `SKINNY_ACC`), and the depth split into chunks until the cubes fill the device (8 per SM, 64
 /// SMs where the count is unknown), while every depth slice keeps ≥ 8 rows and the partial
-/// sums' traffic (8 bytes each, written and read) stays within an eighth of B's bytes.
+/// sums' traffic (8 bytes each, written and read) stays within an eighth of B's bytes; more
+/// chunks where one would not fit A's slab in shared memory.
 fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
     let [ux, uk] = SKINNY_UNITS;
     let fits = |v: usize| v <= caps.max_vector_size;
@@ -409,13 +410,26 @@ fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
     let by_fill = fill.div_ceil(base);
     let by_depth = spec.k / (uk * 8);
     let by_traffic = spec.k * spec.dtype.size() / (64 * spec.m);
-    let chunks = by_fill.min(by_depth).min(by_traffic).max(1);
-    let chunk_k = spec.k.div_ceil(chunks);
+    // A's slab per cube: at most 16 KiB of f32 beside the depth slices' sums, a power of two of
+    // depth rows (one compiled kernel per size class).
+    let sums = uk * ux * nb * 4;
+    let budget = caps.max_shared_bytes.saturating_sub(sums).min(16 << 10);
+    let cap = prev_power_of_two((budget / (4 * tm)).max(4 * uk));
+    let chunks = by_fill
+        .min(by_depth)
+        .min(by_traffic)
+        .max(1)
+        .max(spec.k.div_ceil(cap));
+    // Whole steps of eight depth rows per slice in every chunk but the last: a partial step
+    // runs row by row, each row a DRAM round trip.
+    let step = 8 * uk;
+    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step).min(cap);
     let chunks = spec.k.div_ceil(chunk_k);
     let cfg = SkinnyConfig {
         tm,
         ux,
         uk,
+        slab: chunk_k.next_power_of_two().clamp(4 * uk, cap),
         direct: chunks == 1,
         bias: spec.bias,
     };
@@ -426,6 +440,11 @@ fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
         chunk_k,
     };
     (kernel, [col_vecs.div_ceil(ux), groups * chunks, spec.batch])
+}
+
+/// The largest power of two not above `v` (`v ≥ 1`).
+fn prev_power_of_two(v: usize) -> usize {
+    1 << (usize::BITS - 1 - v.leading_zeros())
 }
 
 /// Products with at most this many rows take the skinny kernel: below it a tiled block is

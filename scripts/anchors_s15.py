@@ -1,0 +1,53 @@
+"""PyTorch anchors for the s15-b device call, in one process: the device copy, eager F.rms_norm /
+F.layer_norm / residual add + rms_norm at 16384x4096 in f16 and bf16, decode-shaped `a @ b`
+(TF32 off) and SDPA (flash backend) at B4 H32 S4096 D64 f16. CUDA events, medians.
+    python3 scripts/anchors_s15.py"""
+import torch, torch.nn.functional as F
+from torch.nn.attention import sdpa_kernel, SDPBackend
+
+D = "cuda"
+
+
+def ev(fn, warm=5, reps=20):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
+    return sorted(ts)[len(ts) // 2] / 1e3
+
+
+print(torch.__version__, torch.cuda.get_device_name(), flush=True)
+x = torch.empty(2 << 28, device=D); y = torch.empty_like(x)
+t = ev(lambda: y.copy_(x)); print(f"copy_2GiB {x.numel() * 8 / t / 1e9:.0f} GB/s", flush=True)
+del x, y
+r, c = 16384, 4096
+for dt in (torch.float16, torch.bfloat16):
+    x = torch.randn(r, c, device=D, dtype=dt); w = torch.randn(c, device=D, dtype=dt)
+    bb = torch.randn(c, device=D, dtype=dt); res = torch.randn(r, c, device=D, dtype=dt)
+    by = 2 * x.numel() * x.element_size()
+    def add_rms(x=x, res=res, w=w):
+        hh = x + res
+        return hh, F.rms_norm(hh, (c,), w, 1e-5)
+    for name, fn, nbytes in [("rms_norm_eager", lambda: F.rms_norm(x, (c,), w, 1e-5), by),
+                             ("layer_norm_eager", lambda: F.layer_norm(x, (c,), w, bb, 1e-5), by),
+                             ("add_rms_norm_eager", add_rms, 2 * by)]:
+        t = ev(fn)
+        print(f"{name} {r}x{c} {str(dt)[6:]} {t * 1e6:.1f} us {nbytes / t / 1e9:.0f} GB/s", flush=True)
+    del x, w, bb, res
+torch.backends.cuda.matmul.allow_tf32 = False
+for dt in (torch.float32, torch.float16, torch.bfloat16):
+    for (m, n, k) in [(1, 4096, 4096), (8, 4096, 4096), (16, 4096, 4096), (32, 4096, 4096), (64, 4096, 4096), (1, 50257, 4096), (4, 14336, 4096)]:
+        a = torch.randn(m, k, device=D, dtype=dt); bm = torch.randn(k, n, device=D, dtype=dt)
+        t = ev(lambda: a @ bm, reps=50)
+        nbytes = (m * k + k * n + m * n) * a.element_size()
+        print(f"mm {m}x{n}x{k} {str(dt)[6:]} {t * 1e6:.1f} us {nbytes / t / 1e9:.0f} GB/s {2 * m * n * k / t / 1e12:.2f} TFLOP/s", flush=True)
+        del a, bm
+q, k, v = (torch.randn(4, 32, 4096, 64, device=D, dtype=torch.float16) for _ in range(3))
+for causal in (False, True):
+    flops = 4 * 4 * 32 * 4096 * 4096 * 64 * (0.5 if causal else 1.0)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        t = ev(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal), reps=10)
+    print(f"sdpa_flash B4 H32 S4096 D64 float16 causal={causal} {t * 1e3:.3f} ms {flops / t / 1e12:.1f} TFLOP/s", flush=True)
