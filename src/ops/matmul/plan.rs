@@ -451,8 +451,14 @@ fn prev_power_of_two(v: usize) -> usize {
 /// mostly empty rows and the product is bound by B's bytes.
 const SKINNY_MAX_M: usize = 16;
 
+/// Products on CUDA cores (f32, or halves without tensor cores) with at most this many rows
+/// take the skinny kernel too where 64 × 64 tiles would not give every SM a block: its row
+/// groups stream B again, but an under-filled tiled grid is slower still.
+const SKINNY_MAX_M_SIMT: usize = 64;
+
 /// The automatic choice for `spec` on `caps`: the skinny kernel for at most
-/// `SKINNY_MAX_M` rows. Otherwise, with tensor cores (f16/bf16): where `cp.async`
+/// `SKINNY_MAX_M` rows, or `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill
+/// the device. Otherwise, with tensor cores (f16/bf16): where `cp.async`
 /// is available and A and B rows are 16-byte vectors, manual-MMA 128 × 256 × 64 blocks in
 /// column strips, or the WMMA `cp.async` shapes, whichever fits, when 128 × 256 blocks fill the
 /// device; else the register-staged 128 × 128 shape (faster than the async shapes' own
@@ -463,12 +469,15 @@ const SKINNY_MAX_M: usize = 16;
 /// count is unknown).
 fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let dtype = spec.dtype;
-    if spec.m <= SKINNY_MAX_M {
-        return MatmulVariant::Skinny;
-    }
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
-    if MatmulVariant::Cmma.runs_on(caps, dtype) {
+    let tensor_cores = MatmulVariant::Cmma.runs_on(caps, dtype);
+    if spec.m <= SKINNY_MAX_M
+        || (!tensor_cores && spec.m <= SKINNY_MAX_M_SIMT && blocks(64, 64) < fill)
+    {
+        return MatmulVariant::Skinny;
+    }
+    if tensor_cores {
         let fits = |s: TcShape| s.check(caps, dtype).is_ok();
         let mut shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
             TcShape::T128X256X64_A3_G8_MMA
