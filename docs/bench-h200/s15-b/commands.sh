@@ -15,6 +15,9 @@ M=.gpu/bin/main
 S="CUBEPORT_STRICT=1 CUBEPORT_KERNEL_CACHE=off"
 {
 stamp
+# A subshell, so `wait` waits for these and not for the watchdog (the 2026-12-03T14:11Z call's
+# test step waited out the whole limit that way and left the bench step nothing).
+(
 for be in cuda wgpu; do
   env $S timeout 150 $M --test-threads 2 "$be::matmul_skinny" > "$OUT/t-$be.txt" 2>&1 &
 done
@@ -23,6 +26,7 @@ for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/example-matmul_variants > "$OUT/s-$tool.txt" 2>&1 &
 done
 wait
+)
 for f in "$OUT"/t-*.txt; do echo "## $(basename "$f" .txt)"; grep -E 'test result|FAILED|panicked|SKIP' "$f" | head -20; done
 for t in memcheck racecheck; do echo "## $t"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|skinny|FAILED|failed' "$OUT/s-$t.txt" | head -30; done
 echo "tests done at $(( $(date +%s) - start )) s"
