@@ -100,18 +100,7 @@ fn extra() -> Vec<cubeport::MatmulVariant> {
 
 /// `m x n x k` sizes from the comma-separated list in `var` (`4096x4096x4096,8192x8192x8192`).
 fn sizes_from_env(var: &str) -> Option<Vec<(usize, usize, usize)>> {
-    let list = std::env::var(var).ok()?;
-    Some(
-        list.split(',')
-            .map(|s| {
-                let v: Vec<usize> = s
-                    .split('x')
-                    .map(|x| x.parse().expect("m x n x k"))
-                    .collect();
-                (v[0], v[1], v[2])
-            })
-            .collect(),
-    )
+    common::dims_from_env(var, 3).map(|v| v.into_iter().map(|d| (d[0], d[1], d[2])).collect())
 }
 
 /// The sizes the peers (cuBLAS, cubek) run at: `CUBEPORT_PEER_SIZES`, else as the cubeport

@@ -7,19 +7,9 @@ only: torch.compile's compile time does not fit a short call). CUDA events, medi
     python3 scripts/anchors_s14.py"""
 import torch, torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch_timing import ev
 
 D = "cuda"
-
-
-def ev(fn, warm=5, reps=20):
-    for _ in range(warm):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-    return sorted(ts)[len(ts) // 2] / 1e3
 
 
 print(torch.__version__, torch.cuda.get_device_name(), flush=True)

@@ -152,20 +152,9 @@ fn shapes(path: &Path, r: &BackendReport) -> Res {
     for (i, (label, mut p)) in lines.into_iter().enumerate() {
         p.sort_by(|a, b| a.0.total_cmp(&b.0));
         let color = PALETTE[i % PALETTE.len()];
-        chart
-            .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
-        chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+        series(&mut chart, &p, color, label)?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::UpperRight)?;
     root.present()?;
     Ok(())
 }
@@ -235,20 +224,9 @@ fn throughput(path: &Path, r: &BackendReport) -> Res {
         for (i, s) in mem.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let p = pts(s, &|p| (p.bytes as f64, p.gbps));
-            chart
-                .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
-                .label(format!("{} ({})", s.family, s.op))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+            series(&mut chart, &p, color, format!("{} ({})", s.family, s.op))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
     if !mm.is_empty() {
         let peak = r.ceilings.fma_gflops.get("f32").copied().unwrap_or(1.0);
@@ -313,22 +291,52 @@ fn throughput(path: &Path, r: &BackendReport) -> Res {
         for (i, s) in mm.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let p = pts(s, &|p| (side(p), p.gflops));
-            chart
-                .draw_series(LineSeries::new(p.clone(), color.stroke_width(2)))?
-                .label(format!("cubeport {}", s.dtype))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-                });
-            chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+            series(&mut chart, &p, color, format!("cubeport {}", s.dtype))?;
         }
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK)
-            .position(SeriesLabelPosition::LowerRight)
-            .draw()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
     root.present()?;
+    Ok(())
+}
+
+/// One series: a 2-pixel line through `p`, a dot at each point, `label` in the legend.
+fn series<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    p: &[(f64, f64)],
+    color: RGBColor,
+    label: impl Into<String>,
+) -> Res
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .draw_series(LineSeries::new(p.to_vec(), color.stroke_width(2)))?
+        .label(label)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    chart.draw_series(p.iter().map(|&q| Circle::new(q, 3, color.filled())))?;
+    Ok(())
+}
+
+/// The legend box of every chart, at `position`.
+fn legend<'a, DB, X, Y>(
+    chart: &mut ChartContext<'a, DB, Cartesian2d<X, Y>>,
+    position: SeriesLabelPosition,
+) -> Res
+where
+    DB: DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .position(position)
+        .draw()?;
     Ok(())
 }
 
@@ -410,12 +418,7 @@ fn roofline(path: &Path, r: &BackendReport) -> Res {
             .label(family.as_str())
             .legend(move |(x, y)| Circle::new((x + 10, y), 5, color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present()?;
     Ok(())
 }
@@ -491,12 +494,7 @@ fn launch(path: &Path, r: &BackendReport) -> Res {
             .label("knee (2 × floor)")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], PALETTE[2]));
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     root.present()?;
     Ok(())
 }
@@ -549,12 +547,7 @@ fn transfers(path: &Path, r: &BackendReport) -> Res {
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], c.stroke_width(2)));
         chart.draw_series(pts.iter().map(|&p| Circle::new(p, 4, c.filled())))?;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
-        .draw()?;
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     root.present()?;
     Ok(())
 }
