@@ -100,30 +100,37 @@ pub fn histogram_kernel<T: Scalar, N: Size>(
         sync_cube();
     }
     let grid = CUBE_COUNT * CUBE_DIM as usize;
-    let mut i = ABSOLUTE_POS;
     let mut run_bin = bins;
     let mut run_len = 0u32;
-    while i < len_vecs {
-        let v = input[i];
-        #[unroll]
-        for k in 0..N::value() {
-            let b = bin_of::<T>(v[k], bins, lo, hi, scale, cfg.float);
-            if comptime!(cfg.runs) {
-                if b == run_bin {
-                    run_len += 1;
+    // Every unit runs the same trip count, its last element-free steps predicated: the
+    // cube's barrier below then follows a uniform loop exit, which lavapipe's SPIR-V path
+    // needs (after a divergent exit it lost the shared counts of the units that had looped).
+    let steps = len_vecs.div_ceil(grid);
+    for step in 0..steps {
+        let i = ABSOLUTE_POS + step * grid;
+        if i < len_vecs {
+            let v = input[i];
+            #[unroll]
+            for k in 0..N::value() {
+                let b = bin_of::<T>(v[k], bins, lo, hi, scale, cfg.float);
+                if comptime!(cfg.runs) {
+                    if b == run_bin {
+                        run_len += 1;
+                    } else {
+                        add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
+                        run_bin = b;
+                        run_len = 1;
+                    }
                 } else {
-                    add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
-                    run_bin = b;
-                    run_len = 1;
+                    add_to_bin(&local, counts, b, 1u32, bins, cfg.shared);
                 }
-            } else {
-                add_to_bin(&local, counts, b, 1u32, bins, cfg.shared);
             }
         }
-        i += grid;
-    }
-    if comptime!(cfg.runs) {
-        add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
+        // The unit's last run goes out in the last step, not after the loop: lavapipe's SPIR-V
+        // path dropped a post-loop atomic that depends on the loop's carried values.
+        if comptime!(cfg.runs) && step + 1 == steps {
+            add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
+        }
     }
     if comptime!(cfg.shared) {
         sync_cube();
