@@ -223,22 +223,28 @@ impl Visit<'_> {
 
 /// The report's matmul points: every variant at `--quick` sizes; at full scale the automatic
 /// choice and its fused epilogue only (the variant-by-variant comparison with cuBLAS and cubek
-/// is `cargo bench --bench matmul`, which shares these cases).
+/// is `cargo bench --bench matmul`, which shares these cases); at both, the automatic choice
+/// over the shape sweep.
 fn report_matmul_cases<'c, R: Runtime, E: cubeport::Element>(
     client: &'c ComputeClient<R>,
     scale: Scale,
 ) -> Result<Vec<Case<'c>>, Error> {
-    let mut all = match scale {
-        Scale::Quick => cases::matmul_cases::<R, E>(client, scale)?,
-        Scale::Full => cases::matmul_cases_for::<R, E>(client, &cases::matmul_sizes(scale), &[])?,
-    };
-    let known = cases::matmul_sizes(scale);
-    let shapes: Vec<_> = cases::matmul_shape_sizes(scale)
-        .into_iter()
-        .filter(|s| !known.contains(s))
-        .collect();
-    all.extend(cases::matmul_cases_for::<R, E>(client, &shapes, &[])?);
-    Ok(all)
+    let sizes = matmul_report_sizes(scale);
+    match scale {
+        Scale::Full => cases::matmul_cases_for::<R, E>(client, &sizes, &[]),
+        // Every variant at the family's sizes, the automatic choice alone at the sweep's
+        // (`matmul_report_sizes` lists the family's sizes first).
+        Scale::Quick => {
+            let mut all = cases::matmul_cases::<R, E>(client, scale)?;
+            let family = cases::matmul_sizes(scale).len();
+            all.extend(cases::matmul_cases_for::<R, E>(
+                client,
+                &sizes[family..],
+                &[],
+            )?);
+            Ok(all)
+        }
+    }
 }
 
 /// Every `(m, n, k)` the matmul cases of a run time: the family's sizes and the shape sweep,
