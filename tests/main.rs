@@ -404,6 +404,18 @@ macro_rules! backend_suite {
             }
 
             #[rstest]
+            fn matmul_tc_split(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("matmul_tc_split") else { return };
+                crate::suite::matmul::matmul_tc_split(&c, dtype);
+            }
+
+            #[rstest]
+            fn matmul_pads_ragged(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("matmul_pads_ragged") else { return };
+                crate::suite::matmul::matmul_pads_ragged(&c, dtype);
+            }
+
+            #[rstest]
             fn matmul_plan_is_what_runs(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("matmul_plan_is_what_runs") else { return };
                 crate::suite::matmul::matmul_plan_is_what_runs(&c, dtype);

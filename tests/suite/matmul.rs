@@ -221,10 +221,14 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         let variant = cubeport::matmul_variant(client, dtype, p.batch_a.max(1), (p.m, p.n, p.k));
         let auto = variant.unwrap_or_else(|e| panic!("{p:?}: {e}"));
         // Up to 16 rows always; up to 64 on CUDA cores where 64 × 64 tiles under-fill the
-        // device (these problems' few columns always do).
+        // device (these problems' few columns always do); except where the split tensor-core
+        // shapes take them (manual MMA, B rows of 16-byte vectors).
         let caps = cubeport::caps_of(client);
         let simt = !MatmulVariant::Cmma.runs_on(&caps, dtype);
-        let skinny = p.m <= 16 || (simt && p.m <= 64);
+        let tc_split = TcShape::split_for(p.m)
+            .is_some_and(|s| MatmulVariant::Tc(s).runs_on(&caps, dtype))
+            && p.n % (16 / dtype.size()) == 0;
+        let skinny = !tc_split && (p.m <= 16 || (simt && p.m <= 64));
         assert_eq!(
             auto == MatmulVariant::Skinny,
             skinny,
@@ -245,6 +249,159 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
                 assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
             }
         });
+    }
+}
+
+/// The split-depth tensor-core shapes (`tc…_mma_split`, decode shapes on manual MMA): each
+/// matches the reference into a poisoned output where the depth is cut into chunks (the plan
+/// names them) and where it is not, with rows that do not fill the block, a padded transposed
+/// A, a batch with B broadcast, and the fused epilogue; the automatic choice takes the shape of
+/// the rows' height for up to 64 rows. A device without manual MMA refuses them.
+pub fn matmul_tc_split<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let caps = cubeport::caps_of(client);
+    let shapes = [
+        TcShape::T16X128_SPLIT,
+        TcShape::T32X64_SPLIT,
+        TcShape::T64X64_SPLIT,
+    ];
+    let problem = |batch_a, m, n, k, trans_a| Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b: false,
+    };
+    // (problem, fused, chunks > 1)
+    let cases = [
+        (problem(0, 1, 256, 3000, false), false, true),
+        (problem(0, 29, 136, 2000, true), true, true),
+        (problem(3, 50, 72, 1100, false), true, true),
+        (problem(0, 7, 40, 4100, false), false, true),
+        (problem(0, 64, 64, 64, false), true, false),
+    ];
+    for &shape in &shapes {
+        let v = MatmulVariant::Tc(shape);
+        if !v.runs_on(&caps, dtype) {
+            with_dtype!(dtype, E => {
+                let a = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
+                let b = DeviceTensor::<E>::empty(client, &[64, 64]).unwrap();
+                let mut c = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
+                let act = Activation::Identity;
+                let r = cubeport::matmul_with(client, a.as_ref(), b.as_ref(), None, act, c.as_mut(), v);
+                assert!(matches!(r, Err(Error::Unsupported { .. })), "{v} {dtype}: {r:?}");
+            });
+            continue;
+        }
+        for (p, fused, split) in cases {
+            variants_match(client, dtype, p, fused, &[Some(v)]);
+            with_dtype!(dtype, E => {
+                let rows = p.batch_a.max(1) * p.m;
+                let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
+                let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
+                let mut dc = DeviceTensor::<E>::empty(client, &[p.batch_a.max(1), p.m, p.n]).unwrap();
+                let a_shape = [p.batch_a.max(1), p.m, p.k];
+                let va = TensorRef::new(da.handle(), &a_shape, &[p.m * p.k, p.k, 1], dtype);
+                let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), Some(v))
+                    .unwrap_or_else(|e| panic!("{v} {p:?}: {e}"))
+                    .to_string();
+                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
+            });
+        }
+    }
+    let tensor_split = shapes
+        .iter()
+        .all(|&s| MatmulVariant::Tc(s).runs_on(&caps, dtype));
+    if tensor_split {
+        for (m, want) in [
+            (1, shapes[0]),
+            (16, shapes[0]),
+            (17, shapes[1]),
+            (64, shapes[2]),
+        ] {
+            let auto = cubeport::matmul_variant(client, dtype, 1, (m, 4096, 4096)).unwrap();
+            assert_eq!(auto, MatmulVariant::Tc(want), "{dtype} m = {m}");
+        }
+    }
+}
+
+/// Ragged layouts on the kernels that cannot read them as they lie. Every `cp.async` shape the
+/// device runs, forced on odd `k` and `n`, transposed operands and a broadcast batch, copies
+/// exactly the operands whose rows are not 16-byte vectors into padded buffers (the plan names
+/// them) and matches the reference into a poisoned output, with and without the epilogue. The
+/// register-loaded SIMT kernel pads a B of scalar rows from 1024 rows of A on, and not below.
+pub fn matmul_pads_ragged<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let caps = cubeport::caps_of(client);
+    let problem = |batch_a, batch_b, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    let v = 16 / dtype.size();
+    // The pads a plan should name: `[a, b]`, and whether the variant copies by `cp.async`.
+    let plan_pads = |p: &Problem, variant: MatmulVariant| {
+        with_dtype!(dtype, E => {
+            let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
+            let a: Vec<E> = seeded(3, ba * p.m * p.k, -1.0, 1.0);
+            let b: Vec<E> = seeded(4, bb * p.k * p.n, -1.0, 1.0);
+            let (sa, shape_a, strides_a) = store(&a, p.batch_a, p.m, p.k, p.trans_a);
+            let (sb, shape_b, strides_b) = store(&b, p.batch_b, p.k, p.n, p.trans_b);
+            let da = DeviceTensor::from_slice(client, &sa, &[sa.len()]).unwrap();
+            let db = DeviceTensor::from_slice(client, &sb, &[sb.len()]).unwrap();
+            let va = TensorRef::new(da.handle(), &shape_a, &strides_a, dtype);
+            let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
+            let out = if p.batch_a + p.batch_b > 0 { vec![ba.max(bb), p.m, p.n] } else { vec![p.m, p.n] };
+            let mut dc = DeviceTensor::<E>::empty(client, &out).unwrap();
+            let plan = cubeport::matmul_plan(client, &va, &vb, None, &dc.as_mut(), Some(variant))
+                .unwrap_or_else(|e| panic!("{variant} {p:?}: {e}"));
+            (plan.pads(), plan.to_string())
+        })
+    };
+    let copies_async = |v: &MatmulVariant| match v {
+        MatmulVariant::Tc(s) => s.stages > 0,
+        MatmulVariant::Simt(s) => s.async_copy,
+        _ => false,
+    };
+    let async_variants: Vec<MatmulVariant> = MatmulVariant::ALL
+        .iter()
+        .copied()
+        .filter(|v| copies_async(v) && v.runs_on(&caps, dtype))
+        .collect();
+    for (p, fused) in [
+        (problem(0, 0, 130, 133, 75, false, false), false),
+        (problem(0, 0, 70, 72, 77, false, false), true),
+        (problem(2, 1, 40, 37, 64, false, true), true),
+        (problem(0, 0, 64, 64, 64, true, false), false),
+        (problem(0, 0, 64, 64, 64, false, false), false),
+    ] {
+        let want = [p.trans_a || p.k % v != 0, p.trans_b || p.n % v != 0];
+        for &variant in &async_variants {
+            let (pads, plan) = plan_pads(&p, variant);
+            assert_eq!(pads, want, "{dtype} {p:?}: {plan}");
+            assert_eq!(plan.contains(", pad "), want != [false; 2], "{plan}");
+        }
+        let forced: Vec<_> = async_variants.iter().map(|&v| Some(v)).collect();
+        variants_match(client, dtype, p, fused, &forced);
+    }
+    // The register-loaded SIMT kernel: B of scalar rows (odd `n`, or transposed) is padded on
+    // tall products only; B of 4-wide rows never.
+    let simt = MatmulVariant::Simt(SimtShape::S64);
+    if simt.runs_on(&caps, dtype) {
+        for (p, want_b) in [
+            (problem(0, 0, 1030, 37, 19, false, false), true),
+            (problem(2, 1, 1024, 20, 9, false, true), true),
+            (problem(0, 0, 1000, 37, 19, false, false), false),
+            (problem(0, 0, 1030, 36, 19, false, false), false),
+        ] {
+            let (pads, plan) = plan_pads(&p, simt);
+            assert_eq!(pads, [false, want_b], "{dtype} {p:?}: {plan}");
+            variants_match(client, dtype, p, want_b, &[Some(simt)]);
+        }
     }
 }
 
@@ -312,7 +469,7 @@ pub fn matmul_plan_is_what_runs<R: Runtime>(client: &ComputeClient<R>, dtype: DT
                     R::name(client)
                 );
                 if let Some(v) = v {
-                    assert_eq!(plan.requested(), v, "{p:?}");
+                    assert_eq!(plan.variant(), v, "{p:?}");
                 } else if !p.trans_a && !p.trans_b {
                     let batch = ba.max(bb);
                     let dense = cubeport::matmul_variant(client, dtype, batch, (p.m, p.n, p.k));

@@ -38,6 +38,10 @@ pub struct TcConfig {
     pub b_vec: bool,
     /// C is written as 4-wide vectors (the launch's `NC` is 4).
     pub c_vec: bool,
+    /// Split depth (manual-MMA kernel only): the grid's z axis is `batch · chunks`, each cube
+    /// multiplies one `chunk_k`-deep chunk and writes its f32 partial sums (no epilogue) for
+    /// `matmul_skinny_fixup_kernel` to add in order.
+    pub split: bool,
 }
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads

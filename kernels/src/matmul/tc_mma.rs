@@ -245,6 +245,13 @@ fn frag_buffers<F: Float, NA: Size, NB: Size>(
 /// `CUBE_DIM = (32 · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)` (visited in strips
 /// of `cfg.group` block-rows when `cfg.group > 1`).
 ///
+/// With `cfg.split` the depth is cut into `chunks` chunks of `chunk_k` (a multiple of 8)
+/// rows: cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch · chunks)`, cube z = `batch_index · chunks + chunk`
+/// multiplies its chunk only and writes the raw f32 sums to `partials[((z·chunks + chunk)·m +
+/// row)·n + col]` (no bias, no activation; `c` untouched), which
+/// [`fn@super::matmul_skinny_fixup_kernel`] adds in chunk order. Without it `partials`,
+/// `chunks` and `chunk_k` are unused.
+///
 /// Preconditions: `NA = NB = 8` with the layouts of [`fn@super::matmul_tc_async_kernel`];
 /// `bk` a multiple of 32 (an even number of 16-deep steps); `2 ≤ stages ≤ 4`; `NC = 2` exactly
 /// when `cfg.c_vec` (`n` and `c_pitch` even, C 4-byte aligned), else `NC = 1`; the device has
@@ -256,13 +263,16 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
     b: &Array<Vector<F, NB>>,
     bias: &Array<F>,
     c: &mut Array<Vector<F, NC>>,
+    partials: &mut Array<f32>,
     m: usize,
     n: usize,
-    k: usize,
+    k_all: usize,
     a_strides: Sequence<usize>,
     b_strides: Sequence<usize>,
     c_pitch: usize,
     scale: f32,
+    chunks: usize,
+    chunk_k: usize,
     #[comptime] cfg: TcConfig,
     #[comptime] stages: usize,
 ) {
@@ -273,8 +283,22 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
     let mut b_s =
         SharedMemory::<Vector<F, Const<8>>>::new(comptime!(stages * cfg.bk * (bn + PAD) / 8));
     let bars = stage_barriers(stages);
-    let block = cube_block(cfg.group);
-    let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
+    let mut block = cube_block(cfg.group);
+    let mut chunk = 0usize;
+    if comptime!(cfg.split) {
+        chunk = block.z % chunks;
+        block.z /= chunks;
+    }
+    let mut p = Place::new(&a_strides, &b_strides, m, n, k_all, block, bm, bn);
+    // This cube's depth: its chunk moved into the bases (A's columns and B's rows are
+    // contiguous in the `cp.async` layouts; `chunk_k` keeps the 16-byte alignment).
+    let mut k = k_all;
+    if comptime!(cfg.split) {
+        let k_lo = chunk * chunk_k;
+        k = select(k_all - k_lo < chunk_k, k_all - k_lo, chunk_k);
+        p.a_base += k_lo;
+        p.b_base += k_lo * p.b_sr;
+    }
     let plane_id = UNIT_POS as usize / cfg.plane;
     let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;
@@ -418,6 +442,57 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
         wait_stage(&bars, extra % stages, ((extra / stages) % 2) as u32, stages);
     }
 
+    if comptime!(cfg.split) {
+        // Raw f32 sums of this chunk, for the fixup pass (which adds bias and activation).
+        let per_tile = comptime!(acc_vectors * acc_width);
+        #[unroll]
+        for i in 0..cfg.frags_m {
+            let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
+            #[unroll]
+            for j in 0..comptime!(2 * cfg.frags_n) {
+                let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 8;
+                let tile = acc.index(i * comptime!(2 * cfg.frags_n) + j);
+                #[unroll]
+                for q in 0..per_tile {
+                    let (row, col) =
+                        def.position_of_nth(lane as u32, q as u32, cmma::MatrixIdent::Accumulator);
+                    let r = r0 + row as usize;
+                    let col = c0 + col as usize;
+                    if r < m && col < n {
+                        let vals = tile[comptime!(q / acc_width)];
+                        partials[((p.z * chunks + chunk) * m + r) * n + col] =
+                            vals[comptime!(q % acc_width)];
+                    }
+                }
+            }
+        }
+    } else {
+        epilogue::<F, NC, NFC, A>(
+            &def, &acc, bias, c, &p, m, n, c_pitch, scale, wm, wn, lane, cfg,
+        );
+    }
+}
+
+/// The epilogue from the registers: bias, activation, masked stores of column pairs or scalars.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn epilogue<F: Float, NC: Size, NFC: Size, A: Activation>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    acc: &Sequence<Array<Vector<f32, NFC>>>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    p: &Place,
+    m: usize,
+    n: usize,
+    c_pitch: usize,
+    scale: f32,
+    wm: usize,
+    wn: usize,
+    lane: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let acc_vectors = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
+    let acc_width = def.vector_size(cmma::MatrixIdent::Accumulator);
     // Epilogue from the registers: element `q = v·width + e` of an m16n8 accumulator sits at
     // `position_of_nth(lane, q)` within its 16 × 8 tile, the same place in every tile of a
     // column of tiles, so each lane reads its bias entries once per column of tiles.

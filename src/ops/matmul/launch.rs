@@ -2,7 +2,7 @@
 //! [`MatmulVariant::plan`](super::MatmulVariant) makes, exactly as planned: every kernel, vector
 //! width and grid below comes from the plan.
 
-use super::plan::{Kernel, MatmulPlan};
+use super::plan::{Kernel, MatmulPlan, Pad};
 use super::spec::MatmulSpec;
 use crate::dtype::float_dispatch;
 use crate::ops::activation::launch::Act;
@@ -12,7 +12,7 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeport_kernels::activation::{Activation, GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
-    SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
+    SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel, matmul_pad_kernel,
     matmul_simt_async_kernel, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel,
     matmul_skinny_fixup_kernel, matmul_skinny_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
     matmul_tc_mma_kernel,
@@ -65,7 +65,69 @@ fn strides_arg<R: Runtime>(s: [usize; 3]) -> SequenceArg<R, usize> {
     arg
 }
 
+/// Copies `src` (an operand of `spec`, `strides` its `[batch, row, col]` element strides) into
+/// a new dense buffer laid out as `pad` says, the row tails zero.
+fn pad_operand<R: Runtime, E: Element>(
+    client: &ComputeClient<R>,
+    src: &Handle,
+    strides: [usize; 3],
+    pad: &Pad,
+) -> Handle {
+    let elem = E::DTYPE.size();
+    let out = client.empty(pad.len() * elem);
+    let nv = 16 / elem;
+    let total = pad.len() / nv;
+    // SAFETY: `MatmulSpec::new` proved every element `strides` address for `z < pad.batch`
+    // (1 when broadcast), `r < pad.rows`, `c < pad.cols` lies inside `src`, and the kernel reads
+    // nothing else; `out` holds the `pad.len()` elements it writes, `nv` of them per vector
+    // (`pad.pitch` is a multiple of `nv`).
+    unsafe {
+        matmul_pad_kernel::launch_unchecked::<E, R>(
+            client,
+            CubeCount::new_1d(total.div_ceil(256).min(65_535) as u32),
+            CubeDim::new_1d(256),
+            nv,
+            ArrayArg::from_raw_parts(src.clone(), src.size_in_used() as usize / elem),
+            ArrayArg::from_raw_parts(out.clone(), pad.len()),
+            pad.rows,
+            pad.cols,
+            pad.pitch,
+            strides_arg::<R>(strides),
+            total,
+        );
+    }
+    out
+}
+
 fn typed<R: Runtime, E: Element, A: Activation>(
+    client: &ComputeClient<R>,
+    ops: &Operands<'_>,
+    spec: &MatmulSpec,
+    plan: &MatmulPlan,
+    scale: f32,
+) {
+    // The pad copies first (same stream, so they land before the product reads them); the
+    // product then reads the padded buffers through their own strides.
+    let [pad_a, pad_b] = plan.pad;
+    let a_pad = pad_a.map(|p| pad_operand::<R, E>(client, ops.a, spec.a_strides, &p));
+    let b_pad = pad_b.map(|p| pad_operand::<R, E>(client, ops.b, spec.b_strides, &p));
+    let mut padded_spec = spec.clone();
+    if let Some(p) = pad_a {
+        padded_spec.a_strides = p.strides();
+    }
+    if let Some(p) = pad_b {
+        padded_spec.b_strides = p.strides();
+    }
+    let padded = Operands {
+        a: a_pad.as_ref().unwrap_or(ops.a),
+        b: b_pad.as_ref().unwrap_or(ops.b),
+        ..*ops
+    };
+    product::<R, E, A>(client, &padded, &padded_spec, plan, scale);
+}
+
+/// The plan's product kernels on `ops` (the padded operands where the plan pads).
+fn product<R: Runtime, E: Element, A: Activation>(
     client: &ComputeClient<R>,
     ops: &Operands<'_>,
     spec: &MatmulSpec,
@@ -91,10 +153,12 @@ fn typed<R: Runtime, E: Element, A: Activation>(
     // TF32, manual MMA, `cp.async` where the kernel needs them), built each configuration from
     // a shape that passed its `check` (the kernels' divisibility preconditions), and set every
     // vector width from `Widths`, which allows a width only where the operand's strides, row
-    // length and buffer offset make those vector accesses aligned and in bounds; the
+    // length and buffer offset make those vector accesses aligned and in bounds (for a padded
+    // operand, its dense buffer of whole-vector rows, zero past the row); the
     // configurations' vector flags match the widths. The `cp.async` kernels are planned only
-    // where A and B rows are 16-byte vectors. The skinny kernel's workspace holds the
-    // `batch · chunks · m · n` partial sums it and its fixup pass index.
+    // where A and B rows (padded or not) are 16-byte vectors. The skinny kernel's and the split manual-MMA
+    // kernel's workspace holds the `batch · chunks · m · n` partial sums they and the fixup
+    // pass index (`tc_split` leaves every chunk at least one depth row).
     unsafe {
         let buffers = || {
             (
@@ -103,6 +167,27 @@ fn typed<R: Runtime, E: Element, A: Activation>(
                 ArrayArg::from_raw_parts(ops.bias.clone(), bias_len),
                 ArrayArg::from_raw_parts(ops.c.clone(), c_len),
             )
+        };
+        // The split products' second pass: the `chunks` partial sums of each output (a
+        // `batch · chunks · m · n` f32 workspace) added in order, then the epilogue (a
+        // grid-stride loop, so its 1-D grid stays within every device's limit).
+        let fixup = |ws: Handle, len: usize, chunks: usize| {
+            let (_, _, bias, c) = buffers();
+            let outputs = spec.batch * m * n;
+            matmul_skinny_fixup_kernel::launch_unchecked::<E, A, R>(
+                client,
+                CubeCount::new_1d(outputs.div_ceil(256).min(65_535) as u32),
+                CubeDim::new_1d(256),
+                ArrayArg::from_raw_parts(ws, len),
+                bias,
+                c,
+                m,
+                n,
+                pitch,
+                chunks,
+                scale,
+                spec.bias,
+            );
         };
         // Every planned kernel but the stream-K tail's takes the same arguments after its
         // vector widths: the operands, the problem, the epilogue's scale, its configuration.
@@ -154,21 +239,7 @@ fn typed<R: Runtime, E: Element, A: Activation>(
                     cfg,
                 );
                 if !cfg.direct {
-                    let (_, _, bias, c) = buffers();
-                    matmul_skinny_fixup_kernel::launch_unchecked::<E, A, R>(
-                        client,
-                        CubeCount::new_1d(outputs.div_ceil(256).min(65_535) as u32),
-                        CubeDim::new_1d(256),
-                        ArrayArg::from_raw_parts(ws, len),
-                        bias,
-                        c,
-                        m,
-                        n,
-                        pitch,
-                        chunks,
-                        scale,
-                        spec.bias,
-                    );
+                    fixup(ws, len, chunks);
                 }
             }
             Kernel::SimtAsync { cfg, nv, nc } => {
@@ -266,12 +337,46 @@ fn typed<R: Runtime, E: Element, A: Activation>(
                 nv,
                 nc,
                 stages,
-            } => launch!(matmul_tc_mma_kernel::<E, A, R>(
-                count,
-                [nv, nv, nc],
-                cfg,
-                stages
-            )),
+                chunks,
+                chunk_k,
+            } => {
+                // Split depth: `batch · chunks · m · n` f32 partial sums, then the fixup pass;
+                // else a 4-byte stand-in the kernel never touches.
+                let len = if cfg.split {
+                    spec.batch * m * n * chunks
+                } else {
+                    1
+                };
+                let ws = client.empty(len * 4);
+                let (a, b, bias, c) = buffers();
+                matmul_tc_mma_kernel::launch_unchecked::<E, A, R>(
+                    client,
+                    count,
+                    dim,
+                    nv,
+                    nv,
+                    nc,
+                    a,
+                    b,
+                    bias,
+                    c,
+                    ArrayArg::from_raw_parts(ws.clone(), len),
+                    m,
+                    n,
+                    k,
+                    sa(),
+                    sb(),
+                    pitch,
+                    scale,
+                    chunks,
+                    chunk_k,
+                    cfg,
+                    stages,
+                );
+                if cfg.split {
+                    fixup(ws, len, chunks);
+                }
+            }
         }
     }
 }

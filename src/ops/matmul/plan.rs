@@ -32,14 +32,29 @@ struct Widths {
 
 impl Widths {
     fn of(spec: &MatmulSpec) -> Self {
+        Self::padded(spec, [None; 2])
+    }
+
+    /// The widths once the operands of `pad` are copied into their padded buffers: a padded
+    /// operand is dense from offset 0, and its vectors may run to the pitch (past the row's
+    /// true end, into the zeros), so the pitch stands for the row length.
+    fn padded(spec: &MatmulSpec, pad: [Option<Pad>; 2]) -> Self {
         let elem = spec.dtype.size();
         let v16 = 16 / elem;
         let [a, b, c] = spec.offsets;
         let c_strides = [0, spec.c_pitch, 1];
+        let (a_strides, a_len, a) = match pad[0] {
+            Some(p) => (p.strides(), p.pitch, 0),
+            None => (spec.a_strides, spec.k, a),
+        };
+        let (b_strides, b_len, b) = match pad[1] {
+            Some(p) => (p.strides(), p.pitch, 0),
+            None => (spec.b_strides, spec.n, b),
+        };
         Widths {
-            a16: vector_width(v16, spec.a_strides, spec.k, a, elem),
-            b16: vector_width(v16, spec.b_strides, spec.n, b, elem),
-            b4: vector_width(4, spec.b_strides, spec.n, b, elem),
+            a16: vector_width(v16, a_strides, a_len, a, elem),
+            b16: vector_width(v16, b_strides, b_len, b, elem),
+            b4: vector_width(4, b_strides, b_len, b, elem),
             c4: vector_width(4, c_strides, spec.n, c, elem),
             c2: vector_width(2, c_strides, spec.n, c, elem),
             v16,
@@ -68,6 +83,75 @@ fn vector_width(
         && row_len.is_multiple_of(width)
         && offset.is_multiple_of((width * elem) as u64);
     if fits { width } else { 1 }
+}
+
+/// A copy the plan runs before the product: operand A (`[batch, m, k]`) or B (`[batch, k, n]`)
+/// into a dense `[batch, rows, pitch]` buffer, `pitch` the row length rounded up to whole
+/// 16-byte and 4-wide vectors, the row tails zero ([`fn@cubeport_kernels::matmul::matmul_pad_kernel`]).
+/// `batch` is 1 where the operand is broadcast (batch stride 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Pad {
+    pub batch: usize,
+    pub rows: usize,
+    pub cols: usize,
+    pub pitch: usize,
+}
+
+impl Pad {
+    fn new(batch_stride: usize, batch: usize, rows: usize, cols: usize, v16: usize) -> Self {
+        Pad {
+            batch: if batch_stride == 0 { 1 } else { batch },
+            rows,
+            cols,
+            pitch: cols.next_multiple_of(v16.max(4)),
+        }
+    }
+
+    /// `[batch, row, col]` element strides of the padded buffer (batch stride 0 when one).
+    pub(crate) fn strides(&self) -> [usize; 3] {
+        let batch = if self.batch > 1 {
+            self.rows * self.pitch
+        } else {
+            0
+        };
+        [batch, self.pitch, 1]
+    }
+
+    /// Elements of the padded buffer.
+    pub(crate) fn len(&self) -> usize {
+        self.batch * self.rows * self.pitch
+    }
+}
+
+/// Rows of the product from which the register-loaded SIMT kernels take a padded copy of a B
+/// whose rows are not 4-wide vectors: the copy moves `k · n` elements once, about `1/m` of the
+/// product's time per row of A at these kernels' rates, so from here on it costs a few percent
+/// and buys 16-byte B loads.
+const SIMT_PAD_MIN_M: usize = 1024;
+
+/// Whether `variant` copies its tiles by `cp.async` (16-byte vectors only).
+fn copies_async(variant: MatmulVariant) -> bool {
+    match variant {
+        MatmulVariant::Tc(s) => s.stages > 0,
+        MatmulVariant::Simt(s) => s.async_copy,
+        _ => false,
+    }
+}
+
+/// The operands (A, B) `variant` copies into padded buffers first: every operand whose rows
+/// are not 16-byte vectors for the `cp.async` kernels (which copy nothing narrower), and B
+/// where the register-loaded SIMT kernel would read it by scalars on a product of at least
+/// [`SIMT_PAD_MIN_M`] rows.
+fn pads(variant: MatmulVariant, spec: &MatmulSpec, w: &Widths) -> [Option<Pad>; 2] {
+    let pad_a = || Pad::new(spec.a_strides[0], spec.batch, spec.m, spec.k, w.v16);
+    let pad_b = || Pad::new(spec.b_strides[0], spec.batch, spec.k, spec.n, w.v16);
+    if copies_async(variant) {
+        [(w.a16 != w.v16).then(pad_a), (w.b16 != w.v16).then(pad_b)]
+    } else if matches!(variant, MatmulVariant::Simt(_)) && w.b4 != 4 && spec.m >= SIMT_PAD_MIN_M {
+        [None, Some(pad_b())]
+    } else {
+        [None; 2]
+    }
 }
 
 /// Exactly the kernels a plan launches: their comptime configurations and the width of each
@@ -121,12 +205,15 @@ pub(crate) enum Kernel {
         nc: usize,
         stages: usize,
     },
-    /// `matmul_tc_mma_kernel`: as `TcAsync`, C stored `nc` (1 or 2) wide.
+    /// `matmul_tc_mma_kernel`: as `TcAsync`, C stored `nc` (1 or 2) wide; with `cfg.split`,
+    /// the depth in `chunks` chunks of `chunk_k` rows, summed by `matmul_skinny_fixup_kernel`.
     TcMma {
         cfg: TcConfig,
         nv: usize,
         nc: usize,
         stages: usize,
+        chunks: usize,
+        chunk_k: usize,
     },
 }
 
@@ -162,22 +249,29 @@ impl fmt::Display for Kernel {
             }
             Kernel::Tc { na, nb, nc, .. } => write!(f, "tc a{na} b{nb} c{nc}"),
             Kernel::TcAsync { nv, nc, .. } => write!(f, "tc_async a{nv} b{nv} c{nc}"),
-            Kernel::TcMma { nv, nc, .. } => write!(f, "tc_mma a{nv} b{nv} c{nc}"),
+            Kernel::TcMma { nv, nc, chunks, .. } => {
+                write!(f, "tc_mma a{nv} b{nv} c{nc}")?;
+                if chunks > 1 {
+                    write!(f, ", depth in {chunks} chunks + fixup")?;
+                }
+                Ok(())
+            }
         }
     }
 }
 
 /// What a matmul runs: the variant, exactly its kernels with the vector widths the operands
-/// allow, and the grid. Made only by one function, which [`crate::matmul_into`],
-/// [`crate::matmul_with`] and [`crate::matmul_plan`] share, so the plan reported is the plan
-/// that runs. Its `Display` is the id logs and tests compare: `<variant> (<kernel> <widths>)`,
-/// e.g. `simt64x64x16_4x4_s2 (simt b4 c4)`, with `, for <requested>` where a `cp.async` shape
-/// runs as its register-staged fallback ([`MatmulPlan::variant`]).
+/// allow, the pad copies that run first, and the grid. Made only by one function, which
+/// [`crate::matmul_into`], [`crate::matmul_with`] and [`crate::matmul_plan`] share, so the plan
+/// reported is the plan that runs. Its `Display` is the id logs and tests compare:
+/// `<variant> (<kernel> <widths>)`, e.g. `simt64x64x16_4x4_s2 (simt b4 c4)`, with `, pad a`,
+/// `, pad b` or `, pad a b` where operands are copied into padded buffers first.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct MatmulPlan {
-    requested: MatmulVariant,
     variant: MatmulVariant,
     pub(crate) kernel: Kernel,
+    /// The pad copies of A and B that run before the product ([`Pad`]).
+    pub(crate) pad: [Option<Pad>; 2],
     /// Cubes `(x, y, z)` of the main launch: `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
     pub(crate) grid: [u32; 3],
     /// Units per cube `(x, y)`.
@@ -185,24 +279,25 @@ pub struct MatmulPlan {
 }
 
 impl MatmulPlan {
-    /// The variant that runs: the one forced or chosen, except that a `cp.async` shape whose
-    /// operands' rows are not 16-byte vectors runs as its register-staged fallback
-    /// ([`TcShape::register_fallback`], [`SimtShape::register_fallback`]).
+    /// The variant that runs: the one forced, or the automatic choice.
     pub fn variant(&self) -> MatmulVariant {
         self.variant
     }
 
-    /// The variant asked for: the forced one, or the automatic choice.
-    pub fn requested(&self) -> MatmulVariant {
-        self.requested
+    /// Whether A and B (in that order) are copied into padded buffers before the product.
+    pub fn pads(&self) -> [bool; 2] {
+        self.pad.map(|p| p.is_some())
     }
 }
 
 impl fmt::Display for MatmulPlan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({}", self.variant, self.kernel)?;
-        if self.requested != self.variant {
-            write!(f, ", for {}", self.requested)?;
+        match self.pads() {
+            [true, true] => f.write_str(", pad a b")?,
+            [true, false] => f.write_str(", pad a")?,
+            [false, true] => f.write_str(", pad b")?,
+            [false, false] => {}
         }
         f.write_str(")")
     }
@@ -214,10 +309,11 @@ impl MatmulVariant {
     /// 1. a dtype the device lacks is [`Error::UnsupportedDType`];
     /// 2. the variant must run on the device ([`MatmulVariant::runs_on`]), else
     ///    [`Error::Unsupported`]: a forced variant is never replaced by another;
-    /// 3. a `cp.async` shape whose A or B rows are not 16-byte vectors runs as its register-staged
-    ///    fallback, as the shapes document (the plan names both);
-    /// 4. the kernel and its vector widths follow from the layouts; a stream-K shape takes its
-    ///    tail where one helps ([`SimtShape::stream_k`]);
+    /// 3. operands the variant cannot read as they lie are copied into padded buffers first
+    ///    (`pads`: A or B rows that are not 16-byte vectors for a `cp.async` shape, a
+    ///    scalar-only B for the register-loaded SIMT kernel on a tall product);
+    /// 4. the kernel and its vector widths follow from the (padded) layouts; a stream-K shape
+    ///    takes its tail where one helps ([`SimtShape::stream_k`]);
     /// 5. a grid beyond the device's limits is [`Error::Unsupported`].
     pub(crate) fn plan(
         caps: &Caps,
@@ -225,25 +321,31 @@ impl MatmulVariant {
         forced: Option<MatmulVariant>,
     ) -> Result<MatmulPlan, Error> {
         expect_dtype_supported(caps, OP, spec.dtype)?;
-        let widths = Widths::of(spec);
-        let requested = forced.unwrap_or_else(|| auto(caps, spec, &widths));
-        requested
+        let variant = forced.unwrap_or_else(|| auto(caps, spec, &Widths::of(spec)));
+        variant
             .requirements(caps, spec.dtype)
             .map_err(|reason| unsupported(caps, OP, reason))?;
-        let variant = match requested {
-            MatmulVariant::Tc(s) if !widths.rows16() => {
-                MatmulVariant::Tc(s.register_fallback(caps, spec.dtype))
+        let pad = pads(variant, spec, &Widths::of(spec));
+        let widths = Widths::padded(spec, pad);
+        debug_assert!(
+            !copies_async(variant) || widths.rows16(),
+            "{variant}: {widths:?}"
+        );
+        let grid = match variant {
+            MatmulVariant::Skinny => skinny(caps, spec, &widths).1,
+            MatmulVariant::Tc(s) if s.split => {
+                let (bm, bn) = (s.bm(), s.bn());
+                let chunks = tc_split(caps, spec, s).0;
+                [
+                    spec.n.div_ceil(bn),
+                    spec.m.div_ceil(bm),
+                    spec.batch * chunks,
+                ]
             }
-            MatmulVariant::Simt(s) if !widths.rows16() => {
-                MatmulVariant::Simt(s.register_fallback(caps, spec.dtype))
+            _ => {
+                let (bm, bn) = variant.block();
+                [spec.n.div_ceil(bn), spec.m.div_ceil(bm), spec.batch]
             }
-            v => v,
-        };
-        let grid = if variant == MatmulVariant::Skinny {
-            skinny(caps, spec, &widths).1
-        } else {
-            let (bm, bn) = variant.block();
-            [spec.n.div_ceil(bn), spec.m.div_ceil(bm), spec.batch]
         };
         for (axis, (&g, &max)) in grid.iter().zip(&caps.max_cube_count).enumerate() {
             if g > max as usize {
@@ -260,9 +362,9 @@ impl MatmulVariant {
         }
         let (kernel, cube_dim) = variant.kernel(caps, spec, &widths, grid.iter().product());
         Ok(MatmulPlan {
-            requested,
             variant,
             kernel,
+            pad,
             grid: grid.map(|g| g as u32),
             cube_dim,
         })
@@ -343,7 +445,7 @@ impl MatmulVariant {
             MatmulVariant::Tc(s) => {
                 let units = [s.units() as u32, 1];
                 let (dtype, nv, stages) = (spec.dtype, w.v16, s.stages as usize);
-                // The async kernels copy A and B as 16-byte vectors: the plan has rows16 here.
+                // The async kernels copy A and B as 16-byte vectors: `pads` made rows16 hold.
                 let kernel = if s.stages == 0 {
                     let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
                     Kernel::Tc {
@@ -354,11 +456,22 @@ impl MatmulVariant {
                         nc: w.c4,
                     }
                 } else if s.mma {
+                    let (chunks, chunk_k) = if s.split {
+                        tc_split(caps, spec, s)
+                    } else {
+                        (1, spec.k)
+                    };
+                    let cfg = TcConfig {
+                        split: chunks > 1,
+                        ..s.config(dtype, bias, true, true, w.c2 == 2)
+                    };
                     Kernel::TcMma {
-                        cfg: s.config(dtype, bias, true, true, w.c2 == 2),
+                        cfg,
                         nv,
                         nc: w.c2,
                         stages,
+                        chunks,
+                        chunk_k,
                     }
                 } else {
                     Kernel::TcAsync {
@@ -372,6 +485,23 @@ impl MatmulVariant {
             }
         }
     }
+}
+
+/// Depth chunks of a split tensor-core product (`(chunks, chunk_k)`): enough cubes for two
+/// per SM, each chunk a whole number of tiles and at least 4 of them deep (so the `cp.async`
+/// prologue and drain stay a small part of a cube's work); `(1, k)`, no split, where the
+/// blocks alone give every SM two cubes or the depth is too shallow to cut.
+fn tc_split(caps: &Caps, spec: &MatmulSpec, s: TcShape) -> (usize, usize) {
+    let bk = s.bk as usize;
+    let blocks = spec.batch * spec.m.div_ceil(s.bm()) * spec.n.div_ceil(s.bn());
+    let target = 2 * caps.num_sms.map_or(64, |s| s as usize);
+    let tiles = spec.k.div_ceil(bk);
+    let want = target.div_ceil(blocks).min(tiles / 4).max(1);
+    if want == 1 {
+        return (1, spec.k);
+    }
+    let chunk_k = tiles.div_ceil(want) * bk;
+    (spec.k.div_ceil(chunk_k), chunk_k)
 }
 
 /// Units of a skinny cube: `(ux, uk)`, 32 column vectors (one contiguous run of a depth row,
@@ -456,22 +586,31 @@ const SKINNY_MAX_M: usize = 16;
 /// groups stream B again, but an under-filled tiled grid is slower still.
 const SKINNY_MAX_M_SIMT: usize = 64;
 
-/// The automatic choice for `spec` on `caps`: the skinny kernel for at most
-/// `SKINNY_MAX_M` rows, or `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill
-/// the device. Otherwise, with tensor cores (f16/bf16): where `cp.async`
-/// is available and A and B rows are 16-byte vectors, manual-MMA 128 × 256 × 64 blocks in
-/// column strips, or the WMMA `cp.async` shapes, whichever fits, when 128 × 256 blocks fill the
-/// device; else the register-staged 128 × 128 shape (faster than the async shapes' own
-/// register-staged fallbacks) when 128 × 128 blocks do; else 64 × 128 blocks; `cmma` where no
-/// tiled shape runs. Otherwise the vectorized SIMT kernel, the largest whose blocks fill the
-/// device (128 × 256 in column strips, with its stream-K tail where the device reports its SM
-/// count), and 16-tiles for tiny outputs. "Fill": at least one block per SM (64 where the SM
-/// count is unknown).
+/// The automatic choice for `spec` on `caps`: for at most 64 rows on tensor cores with manual
+/// MMA, the split-depth shape of that height ([`TcShape::split_for`]) where B's rows are
+/// 16-byte vectors; else the skinny kernel for at most `SKINNY_MAX_M` rows, or
+/// `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill the device. Otherwise, with tensor cores (f16/bf16): where `cp.async` is available,
+/// manual-MMA 128 × 256 × 64 blocks in column strips, or the WMMA `cp.async` shapes, whichever
+/// fits, when 128 × 256 blocks fill the device; else the 128 × 128 `cp.async` shape (or its
+/// register-staged twin without `cp.async`) when 128 × 128 blocks do; else the register-staged
+/// 64 × 128 blocks; `cmma` where no tiled shape runs. Ragged layouts keep these choices: the
+/// plan pads what a `cp.async` shape cannot copy (`pads`). Otherwise the vectorized SIMT
+/// kernel, the largest whose blocks fill the device (128 × 256 in column strips, with its
+/// stream-K tail where the device reports its SM count), and 16-tiles for tiny outputs.
+/// "Fill": at least one block per SM (64 where the SM count is unknown).
 fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let dtype = spec.dtype;
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
     let tensor_cores = MatmulVariant::Cmma.runs_on(caps, dtype);
+    // Few rows on tensor cores: the split manual-MMA shapes where B's rows are 16-byte vectors
+    // as they lie (padding B, the large operand, would double the traffic).
+    if tensor_cores && widths.b16 == widths.v16 {
+        let split = TcShape::split_for(spec.m).map(MatmulVariant::Tc);
+        if let Some(v) = split.filter(|v| v.runs_on(caps, dtype)) {
+            return v;
+        }
+    }
     if spec.m <= SKINNY_MAX_M
         || (!tensor_cores && spec.m <= SKINNY_MAX_M_SIMT && blocks(64, 64) < fill)
     {
@@ -479,7 +618,7 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     }
     if tensor_cores {
         let fits = |s: TcShape| s.check(caps, dtype).is_ok();
-        let mut shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
+        let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
             TcShape::T128X256X64_A3_G8_MMA
         } else if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
             TcShape::T128X256_A3
@@ -490,9 +629,6 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
         } else {
             TcShape::T64X128
         };
-        if shape.stages > 0 && !widths.rows16() {
-            shape = TcShape::T128_W4X2;
-        }
         let v = MatmulVariant::Tc(shape);
         return if v.runs_on(caps, dtype) {
             v
@@ -524,7 +660,7 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
 mod tests {
     use super::*;
     use crate::layout::dense;
-    use crate::{DType, Layout};
+    use crate::{DType, Layout, SimtShape, TcShape};
 
     fn widths(a: Layout, b: Layout, c: Layout, offsets: [u64; 3]) -> Widths {
         Widths::of(&MatmulSpec::new(&a, &b, None, &c, offsets).unwrap())
@@ -560,5 +696,55 @@ mod tests {
         b.buffer_bytes = 4 * 66;
         let w = widths(f32s(&[2, 8, 4]), b, f32s(&[2, 8, 8]), [0; 3]);
         assert_eq!(all(w), (4, 1, 1, 4, 2, 4));
+    }
+
+    /// The `cp.async` shapes pad exactly the operands whose rows are not 16-byte vectors, to a
+    /// pitch of whole vectors, one copy for a broadcast batch, and the padded widths then allow
+    /// 16-byte rows; register-loaded kernels pad nothing, except the SIMT kernel's scalar-row
+    /// B on products of at least `SIMT_PAD_MIN_M` rows.
+    #[test]
+    fn pads_cover_what_the_kernels_cannot_read() {
+        let spec =
+            |a: Layout, b: Layout, c: Layout| MatmulSpec::new(&a, &b, None, &c, [0; 3]).unwrap();
+        let f16 = |s: &[usize]| dense(s, DType::F16);
+        let s = spec(f16(&[16, 12]), f16(&[12, 36]), f16(&[16, 36]));
+        let w = Widths::of(&s);
+        let pad = pads(MatmulVariant::Tc(TcShape::T128_W4X2_A3), &s, &w);
+        let (a, b) = (pad[0].unwrap(), pad[1].unwrap());
+        assert_eq!((a.batch, a.rows, a.cols, a.pitch), (1, 16, 12, 16));
+        assert_eq!((b.batch, b.rows, b.cols, b.pitch), (1, 12, 36, 40));
+        assert_eq!((a.strides(), a.len()), ([0, 16, 1], 256));
+        assert!(Widths::padded(&s, pad).rows16());
+        assert_eq!(
+            pads(MatmulVariant::Tc(TcShape::T128_W4X2), &s, &w),
+            [None; 2]
+        );
+        // A aligned (k = 16), B's n odd: B alone; a batch of 3 against a broadcast B.
+        let s = spec(f16(&[3, 8, 16]), f16(&[16, 9]), f16(&[3, 8, 9]));
+        let pad = pads(
+            MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
+            &s,
+            &Widths::of(&s),
+        );
+        assert!(pad[0].is_none());
+        let b = pad[1].unwrap();
+        assert_eq!((b.batch, b.pitch, b.strides()), (1, 16, [0, 16, 1]));
+        // f32, the register-loaded SIMT kernel: B of odd n only from 1024 rows on.
+        let f32s = |s: &[usize]| dense(s, DType::F32);
+        let simt = MatmulVariant::Simt(SimtShape::S64);
+        for (m, n, want) in [(1024, 37, true), (1023, 37, false), (4096, 36, false)] {
+            let s = spec(f32s(&[2, m, 8]), f32s(&[2, 8, n]), f32s(&[2, m, n]));
+            let pad = pads(simt, &s, &Widths::of(&s));
+            assert_eq!(
+                (pad[0].is_some(), pad[1].is_some()),
+                (false, want),
+                "{m} {n}"
+            );
+            if want {
+                let b = pad[1].unwrap();
+                assert_eq!((b.batch, b.pitch, b.strides()), (2, 40, [320, 40, 1]));
+                assert_eq!(Widths::padded(&s, pad).b4, 4);
+            }
+        }
     }
 }

@@ -26,7 +26,7 @@ pub struct SimtShape {
     pub stages: u16,
     /// Tiles copied global → shared by `cp.async` (f32, CUDA sm ≥ 80) into `stages` stages on
     /// mbarriers, A kept row-major: no register staging. Written `_a<stages>` for `_s<stages>`.
-    /// Operands whose rows are not 16-byte vectors run [`SimtShape::register_fallback`].
+    /// Operands whose rows are not 16-byte vectors are copied into padded buffers first.
     pub async_copy: bool,
     /// Cubes walk the output in column strips `group` block-rows tall (0 or 1: row by row, the
     /// launch order), as [`TcShape::group`](super::TcShape::group). Written `_g<group>` after
@@ -101,23 +101,6 @@ impl SimtShape {
             stages,
             async_copy: true,
             ..self
-        }
-    }
-
-    /// The register-staged shape that runs this shape's product when A or B rows are not
-    /// 16-byte vectors: the same tiles in one stage where that shape is valid, else
-    /// [`SimtShape::S128X256_G8`]. Register-staged shapes are their own. A forced `cp.async`
-    /// shape on such operands runs this shape, as its plan says.
-    pub fn register_fallback(self, caps: &Caps, dtype: DType) -> SimtShape {
-        if !self.async_copy {
-            return self;
-        }
-        let same =
-            SimtShape::new(self.bm, self.bn, self.bk, self.tm, self.tn, 1).with_group(self.group);
-        if same.check(caps, dtype).is_ok() {
-            same
-        } else {
-            SimtShape::S128X256_G8
         }
     }
 

@@ -12,9 +12,8 @@ use std::fmt;
 /// `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>`, with `_a<stages>` for the async pipeline
 /// (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`), which [`str::parse`] reads back. The
 /// async pipeline copies A and B rows as 16-byte vectors (contiguous rows; `k`, `n` and the
-/// strides multiples of 8; aligned buffers); for other layouts an async shape runs as its
-/// register-staged fallback ([`TcShape::register_fallback`]), which the plan names
-/// ([`crate::matmul_plan`]).
+/// strides multiples of 8; aligned buffers); other layouts are first copied into padded
+/// buffers, which the plan names ([`crate::matmul_plan`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TcShape {
     /// Planes along m.
@@ -39,6 +38,12 @@ pub struct TcShape {
     /// f32 inputs on TF32 tensor cores (WMMA 16 × 16 × 8: 10-bit mantissas, f32 accumulation),
     /// the explicit opt-in: never chosen automatically, only when forced. Written `_tf32` last.
     pub tf32: bool,
+    /// The depth split over the grid where the output blocks alone would not fill the device
+    /// (few rows: decode shapes): each cube multiplies one chunk of the depth into f32
+    /// partial sums, which a second pass adds in a fixed order (deterministic) before the
+    /// epilogue. The plan picks the chunks (none where the blocks fill the device); manual-MMA
+    /// kernel only. Written `_split` after `_mma`.
+    pub split: bool,
 }
 
 impl TcShape {
@@ -68,6 +73,24 @@ impl TcShape {
     /// [`TcShape::T128_W4X2_A3`] on TF32 tensor cores for f32 inputs (the opt-in; see
     /// [`TcShape::tf32`]).
     pub const T128_W4X2_A3_TF32: TcShape = TcShape::T128_W4X2_A3.with_tf32();
+    /// 16 × 128 blocks (1 × 4 planes of one 16-row fragment row), 64-deep tiles, three
+    /// `cp.async` stages, manual MMA, split depth: f16/bf16 products of at most 16 rows.
+    pub const T16X128_SPLIT: TcShape = TcShape::new(1, 4, 1, 2, 64)
+        .with_async(3)
+        .with_mma()
+        .with_split();
+    /// 32 × 64 blocks (2 × 2 planes of 16 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
+    /// 17–32 rows.
+    pub const T32X64_SPLIT: TcShape = TcShape::new(2, 2, 1, 2, 64)
+        .with_async(3)
+        .with_mma()
+        .with_split();
+    /// 64 × 64 blocks (2 × 2 planes of 32 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
+    /// 33–64 rows.
+    pub const T64X64_SPLIT: TcShape = TcShape::new(2, 2, 2, 2, 64)
+        .with_async(3)
+        .with_mma()
+        .with_split();
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -81,6 +104,26 @@ impl TcShape {
             mma: false,
             group: 0,
             tf32: false,
+            split: false,
+        }
+    }
+
+    /// The same tiles with the depth split over the grid (see [`TcShape::split`]).
+    pub const fn with_split(self) -> Self {
+        TcShape {
+            split: true,
+            ..self
+        }
+    }
+
+    /// The split shape for a product of `m` rows: the smallest block height that holds them
+    /// (16, 32 or 64 rows); `None` beyond 64 rows.
+    pub fn split_for(m: usize) -> Option<TcShape> {
+        match m {
+            0..=16 => Some(TcShape::T16X128_SPLIT),
+            17..=32 => Some(TcShape::T32X64_SPLIT),
+            33..=64 => Some(TcShape::T64X64_SPLIT),
+            _ => None,
         }
     }
 
@@ -148,6 +191,7 @@ impl TcShape {
             mma,
             group,
             tf32,
+            split,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
@@ -176,6 +220,11 @@ impl TcShape {
         if group > 1 && !mma {
             return Err(format!(
                 "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
+            ));
+        }
+        if split && !mma {
+            return Err(format!(
+                "{self}: the split depth (_split) is a manual-MMA option (_mma)"
             ));
         }
         if mma && bk % 32 != 0 {
@@ -213,7 +262,6 @@ impl TcShape {
                 "{self}: {units} units exceed the device's cube size"
             ));
         }
-        // (Other layouts run `register_fallback`, which always fits.)
         let shared = self.shared_bytes(dtype);
         if shared > caps.max_shared_bytes {
             return Err(format!(
@@ -222,29 +270,6 @@ impl TcShape {
             ));
         }
         Ok(())
-    }
-
-    /// The register-staged shape that runs this async shape's product when A or B rows are not
-    /// 16-byte vectors (`cp.async` copies 16 bytes): the same tiles where they fit the device's
-    /// shared memory, else [`TcShape::T128_W4X2`]. Register-staged shapes are their own.
-    /// A forced async shape on such operands runs this shape, as its plan says.
-    pub fn register_fallback(self, caps: &Caps, dtype: DType) -> TcShape {
-        if self.stages == 0 {
-            return self;
-        }
-        let same = TcShape {
-            stages: 0,
-            mma: false,
-            ..self
-        };
-        if same.check(caps, dtype).is_ok() {
-            same
-        } else {
-            TcShape {
-                tf32: self.tf32,
-                ..TcShape::T128_W4X2
-            }
-        }
     }
 
     pub(super) fn config(
@@ -269,6 +294,7 @@ impl TcShape {
             a_vec,
             b_vec,
             c_vec,
+            split: false,
         }
     }
 }
@@ -293,6 +319,9 @@ impl fmt::Display for TcShape {
         if self.mma {
             write!(f, "_mma")?;
         }
+        if self.split {
+            write!(f, "_split")?;
+        }
         if self.tf32 {
             write!(f, "_tf32")?;
         }
@@ -303,17 +332,21 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]` (as
-    /// printed).
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split][_tf32]`
+    /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
+        };
+        let (s_body, split) = match s_body.strip_suffix("_split") {
+            Some(b) => (b, true),
+            None => (s_body, false),
         };
         let (body, mma) = match s_body.strip_suffix("_mma") {
             Some(b) => (b, true),
@@ -348,6 +381,7 @@ impl std::str::FromStr for TcShape {
         shape.mma = mma;
         shape.group = group;
         shape.tf32 = tf32;
+        shape.split = split;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"

@@ -83,7 +83,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 23] = [
+    pub const ALL: [MatmulVariant; 26] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -111,6 +111,9 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X256_A3),
         MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
+        MatmulVariant::Tc(TcShape::T16X128_SPLIT),
+        MatmulVariant::Tc(TcShape::T32X64_SPLIT),
+        MatmulVariant::Tc(TcShape::T64X64_SPLIT),
     ];
 
     /// How close this variant's entries must come to the f64 reference:
