@@ -201,12 +201,49 @@ fn norm_cases_of<'c, R: Runtime, E: cubeport::Element>(
 /// choose between holding a row in more units' registers and streaming it twice: cubes of 512
 /// and 1024 units per row, and the streamed kernel at 256 and 1024. Plane groups where the
 /// device advertises plane ops, else shared ones; nothing on shorter rows.
+/// A norm variant id as printed (`plane256`, `shared64`, `streamed_plane256`).
+fn parse_norm_variant(id: &str) -> Option<cubeport::NormVariant> {
+    use cubeport::{NormVariant, ReducePath, RowGroup};
+    let (streamed, group) = match id.strip_prefix("streamed_") {
+        Some(g) => (true, g),
+        None => (false, id),
+    };
+    let (path, units) = if let Some(u) = group.strip_prefix("plane") {
+        (ReducePath::Plane, u)
+    } else {
+        (ReducePath::Shared, group.strip_prefix("shared")?)
+    };
+    let group = RowGroup {
+        path,
+        group: units.parse().ok()?,
+    };
+    Some(if streamed {
+        NormVariant::Streamed(group)
+    } else {
+        NormVariant::Rows(group)
+    })
+}
+
+/// The forced variants timed next to the automatic choice: `CUBEPORT_NORM_VARIANTS` (ids as
+/// printed) where set, else the streamed and wider groups at rows of 16384 or more.
 fn experiment_variants<R: Runtime>(
     client: &ComputeClient<R>,
     len: usize,
 ) -> Vec<cubeport::NormVariant> {
     use cubeport::{NormVariant, ReducePath, RowGroup};
     let caps = cubeport::caps_of(client);
+    if let Ok(list) = std::env::var("CUBEPORT_NORM_VARIANTS") {
+        return list
+            .split(',')
+            .filter_map(|id| {
+                let v = parse_norm_variant(id);
+                if v.is_none() {
+                    eprintln!("CUBEPORT_NORM_VARIANTS: `{id}` is not <plane|shared><units> or streamed_<…>");
+                }
+                v
+            })
+            .collect();
+    }
     if len < 16384 {
         return Vec::new();
     }

@@ -333,7 +333,7 @@ impl MatmulVariant {
         );
         let grid = match variant {
             MatmulVariant::Skinny => skinny(caps, spec, &widths).1,
-            MatmulVariant::Tc(s) if s.split => {
+            MatmulVariant::Tc(s) if s.split > 0 => {
                 let (bm, bn) = (s.bm(), s.bn());
                 let chunks = tc_split(caps, spec, s).0;
                 [
@@ -456,7 +456,7 @@ impl MatmulVariant {
                         nc: w.c4,
                     }
                 } else if s.mma {
-                    let (chunks, chunk_k) = if s.split {
+                    let (chunks, chunk_k) = if s.split > 0 {
                         tc_split(caps, spec, s)
                     } else {
                         (1, spec.k)
@@ -487,14 +487,14 @@ impl MatmulVariant {
     }
 }
 
-/// Depth chunks of a split tensor-core product (`(chunks, chunk_k)`): enough cubes for two
-/// per SM, each chunk a whole number of tiles and at least 4 of them deep (so the `cp.async`
+/// Depth chunks of a split tensor-core product (`(chunks, chunk_k)`): enough cubes for
+/// `s.split` per SM, each chunk a whole number of tiles and at least 4 of them deep (so the `cp.async`
 /// prologue and drain stay a small part of a cube's work); `(1, k)`, no split, where the
 /// blocks alone give every SM two cubes or the depth is too shallow to cut.
 fn tc_split(caps: &Caps, spec: &MatmulSpec, s: TcShape) -> (usize, usize) {
     let bk = s.bk as usize;
     let blocks = spec.batch * spec.m.div_ceil(s.bm()) * spec.n.div_ceil(s.bn());
-    let target = 2 * caps.num_sms.map_or(64, |s| s as usize);
+    let target = s.split as usize * caps.num_sms.map_or(64, |s| s as usize);
     let tiles = spec.k.div_ceil(bk);
     let want = target.div_ceil(blocks).min(tiles / 4).max(1);
     if want == 1 {

@@ -41,9 +41,10 @@ pub struct TcShape {
     /// The depth split over the grid where the output blocks alone would not fill the device
     /// (few rows: decode shapes): each cube multiplies one chunk of the depth into f32
     /// partial sums, which a second pass adds in a fixed order (deterministic) before the
-    /// epilogue. The plan picks the chunks (none where the blocks fill the device); manual-MMA
-    /// kernel only. Written `_split` after `_mma`.
-    pub split: bool,
+    /// epilogue. The value is the cubes per SM the chunks aim for (0: no split); the plan picks
+    /// the chunks (none where the blocks fill the device); manual-MMA kernel only. Written
+    /// `_split<cubes per SM>` after `_mma`.
+    pub split: u16,
 }
 
 impl TcShape {
@@ -78,19 +79,19 @@ impl TcShape {
     pub const T16X128_SPLIT: TcShape = TcShape::new(1, 4, 1, 2, 64)
         .with_async(3)
         .with_mma()
-        .with_split();
+        .with_split(2);
     /// 32 × 64 blocks (2 × 2 planes of 16 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
     /// 17–32 rows.
     pub const T32X64_SPLIT: TcShape = TcShape::new(2, 2, 1, 2, 64)
         .with_async(3)
         .with_mma()
-        .with_split();
+        .with_split(2);
     /// 64 × 64 blocks (2 × 2 planes of 32 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
     /// 33–64 rows.
     pub const T64X64_SPLIT: TcShape = TcShape::new(2, 2, 2, 2, 64)
         .with_async(3)
         .with_mma()
-        .with_split();
+        .with_split(2);
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -104,14 +105,14 @@ impl TcShape {
             mma: false,
             group: 0,
             tf32: false,
-            split: false,
+            split: 0,
         }
     }
 
     /// The same tiles with the depth split over the grid (see [`TcShape::split`]).
-    pub const fn with_split(self) -> Self {
+    pub const fn with_split(self, cubes_per_sm: u16) -> Self {
         TcShape {
-            split: true,
+            split: cubes_per_sm,
             ..self
         }
     }
@@ -222,7 +223,7 @@ impl TcShape {
                 "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
             ));
         }
-        if split && !mma {
+        if split > 0 && !mma {
             return Err(format!(
                 "{self}: the split depth (_split) is a manual-MMA option (_mma)"
             ));
@@ -319,8 +320,8 @@ impl fmt::Display for TcShape {
         if self.mma {
             write!(f, "_mma")?;
         }
-        if self.split {
-            write!(f, "_split")?;
+        if self.split > 0 {
+            write!(f, "_split{}", self.split)?;
         }
         if self.tf32 {
             write!(f, "_tf32")?;
@@ -332,21 +333,24 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
         };
-        let (s_body, split) = match s_body.strip_suffix("_split") {
-            Some(b) => (b, true),
-            None => (s_body, false),
+        let (s_body, split) = match s_body.rsplit_once("_split") {
+            Some((b, n)) => match n.parse::<u16>() {
+                Ok(n) if n > 0 => (b, n),
+                _ => return Err(bad()),
+            },
+            None => (s_body, 0),
         };
         let (body, mma) = match s_body.strip_suffix("_mma") {
             Some(b) => (b, true),

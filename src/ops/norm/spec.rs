@@ -1,10 +1,17 @@
 //! Pure validation and selection of RMSNorm / LayerNorm: no device, so every error path is
 //! unit-tested.
 
+use crate::ops::group::CUBE_UNITS;
 use crate::ops::{RowGroup, gcd, width_dividing};
 use crate::{Caps, DType, Error, Layout, ShapeError};
 use cubeport_kernels::norm::NormConfig;
 use std::fmt;
+
+/// Vectors per unit the automatic choice aims for: a plane per 4096-element row of halves
+/// (512 vectors of 8) holds 16 vectors per lane and measured far below the copy, while f32
+/// rows at 4 vectors per unit of a 256-unit cube come close to it (BENCHMARKS.md, Norm): more
+/// units per row keep more loads in flight per SM.
+const NORM_VECTORS_PER_UNIT: usize = 4;
 
 /// Most vectors a unit keeps in registers between the passes (more would spill).
 const MAX_CACHED: usize = 16;
@@ -183,9 +190,14 @@ pub(crate) struct NormPlan {
 }
 
 impl NormVariant {
-    /// The automatic choice: [`RowGroup::select`] for the row's vectors.
+    /// The automatic choice: [`RowGroup::select`] for the row's vectors, widened (up to a
+    /// cube of 256 units) until each unit holds at most [`NORM_VECTORS_PER_UNIT`] vectors.
     pub(crate) fn select(caps: &Caps, spec: &NormSpec) -> Self {
-        NormVariant::Rows(RowGroup::select(caps, spec.row_len / spec.vector(caps)))
+        let row_vecs = spec.row_len / spec.vector(caps);
+        let base = RowGroup::select(caps, row_vecs);
+        let want = row_vecs.div_ceil(NORM_VECTORS_PER_UNIT).next_power_of_two();
+        let group = base.group.max(want.min(CUBE_UNITS as usize) as u32);
+        NormVariant::Rows(RowGroup { group, ..base })
     }
 
     /// The launch plan of this variant for `spec`, or [`Error::Unsupported`] when the device
