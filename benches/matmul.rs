@@ -16,7 +16,9 @@
 //! `CUBEPORT_MATMUL_VARIANTS=simt128x128x16_8x8_s2,tc256x128x32_w4x2,…` adds variants by id to the
 //! cubeport cases (a tuning sweep); `CUBEPORT_MATMUL_ONLY=1` times only those and the automatic
 //! choice; `CUBEPORT_MATMUL_SIZES=4096x4096x4096,…` replaces the cubeport sizes and
-//! `CUBEPORT_PEER_SIZES` the cuBLAS/cubek ones; `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes.
+//! `CUBEPORT_PEER_SIZES` the cuBLAS/cubek ones; `CUBEPORT_BENCH_DTYPES=f32,f16` limits the dtypes;
+//! `CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,…` adds batched products (`batch x m x n x k`,
+//! the automatic choice) and strided-batched cuBLAS at those sizes.
 
 #[cfg(feature = "peer-cubek")]
 use criterion::{BenchmarkId, Throughput};
@@ -61,6 +63,12 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
                     }
                     .unwrap_or_else(|e| panic!("matmul cases on {kind}: {e}"));
                     bench_cases(self.0, &client, kind, Count::Flops, cases);
+                    if let Some(sizes) = batched_sizes() {
+                        let cases =
+                            cubeport_cli::cases::matmul_batched_cases_for::<R, $E>(&client, &sizes)
+                                .unwrap_or_else(|e| panic!("batched matmul cases on {kind}: {e}"));
+                        bench_cases(self.0, &client, kind, Count::Flops, cases);
+                    }
                 }
             };
         }
@@ -101,6 +109,13 @@ fn extra() -> Vec<cubeport::MatmulVariant> {
 /// `m x n x k` sizes from the comma-separated list in `var` (`4096x4096x4096,8192x8192x8192`).
 fn sizes_from_env(var: &str) -> Option<Vec<(usize, usize, usize)>> {
     common::dims_from_env(var, 3).map(|v| v.into_iter().map(|d| (d[0], d[1], d[2])).collect())
+}
+
+/// `CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,…`: batched sizes (`batch x m x n x k`), timed
+/// for the automatic choice and strided-batched cuBLAS.
+fn batched_sizes() -> Option<Vec<(usize, usize, usize, usize)>> {
+    common::dims_from_env("CUBEPORT_MATMUL_BATCHED", 4)
+        .map(|v| v.into_iter().map(|d| (d[0], d[1], d[2], d[3])).collect())
 }
 
 /// The sizes the peers (cuBLAS, cubek) run at: `CUBEPORT_PEER_SIZES`, else as the cubeport
@@ -306,6 +321,19 @@ fn benches(c: &mut Criterion) {
                     continue;
                 }
                 match cubeport_cli::cases::cublas_case_of(dtype, m, n, k) {
+                    Ok(case) => {
+                        bench_cases(c, &client, BackendKind::Cuda, Count::Flops, vec![case])
+                    }
+                    Err(e) => eprintln!("SKIP matmul/cublas/cuda/{dtype}: {e}"),
+                }
+            }
+        }
+        for (batch, m, n, k) in batched_sizes().unwrap_or_default() {
+            for dtype in [DType::F32, DType::F16, DType::BF16] {
+                if !only.split(',').any(|d| d == dtype.to_string()) {
+                    continue;
+                }
+                match cubeport_cli::cases::cublas_batched_case_of(dtype, batch, m, n, k) {
                     Ok(case) => {
                         bench_cases(c, &client, BackendKind::Cuda, Count::Flops, vec![case])
                     }

@@ -5,10 +5,24 @@ use super::*;
 /// # Errors
 /// As [`cublas_case`]; [`Error::Launch`] (op `cublas`) for any other dtype.
 pub fn cublas_case_of(dtype: DType, m: usize, n: usize, k: usize) -> Result<Case<'static>, Error> {
+    cublas_batched_case_of(dtype, 1, m, n, k)
+}
+
+/// [`cublas_batched_case`] for a runtime `dtype` (f32, f16, bf16).
+///
+/// # Errors
+/// As [`cublas_batched_case`]; [`Error::Launch`] (op `cublas`) for any other dtype.
+pub fn cublas_batched_case_of(
+    dtype: DType,
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<Case<'static>, Error> {
     match dtype {
-        DType::F32 => cublas_case::<f32>(m, n, k),
-        DType::F16 => cublas_case::<half::f16>(m, n, k),
-        DType::BF16 => cublas_case::<half::bf16>(m, n, k),
+        DType::F32 => cublas_batched_case::<f32>(batch, m, n, k),
+        DType::F16 => cublas_batched_case::<half::f16>(batch, m, n, k),
+        DType::BF16 => cublas_batched_case::<half::bf16>(batch, m, n, k),
         other => Err(Error::Launch {
             op: "cublas",
             message: format!("no cuBLAS GEMM case for {other}"),
@@ -30,8 +44,30 @@ where
     E: cubeport::Element + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
     cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<E>,
 {
-    use cudarc::cublas::{CudaBlas, Gemm, GemmConfig, sys::cublasOperation_t};
-    use cudarc::driver::CudaContext;
+    cublas_batched_case::<E>(1, m, n, k)
+}
+
+/// [`cublas_case`] for `batch` dense products `[batch, m, k] · [batch, k, n]`: one `gemm`
+/// for a batch of 1 (size `m x n x k`), else one strided-batched call (`gemmStridedBatched`
+/// / `gemmStridedBatchedEx`, size `batch x m x n x k`), the anchor of the batched cases
+/// ([`matmul_batched_cases_for`]). Checked on the first and last product's sampled entries.
+///
+/// # Errors
+/// As [`cublas_case`].
+pub fn cublas_batched_case<E>(
+    batch: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<Case<'static>, Error>
+where
+    E: cubeport::Element + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits,
+    cudarc::cublas::CudaBlas: cudarc::cublas::Gemm<E>,
+{
+    use cudarc::cublas::{
+        CudaBlas, Gemm, GemmConfig, StridedBatchedConfig, sys::cublasOperation_t,
+    };
+    use cudarc::driver::{CudaContext, CudaSlice};
     let fail = |what: &str, e: &dyn std::fmt::Display| Error::Launch {
         op: "cublas",
         message: format!("{what}: {e}"),
@@ -44,12 +80,12 @@ where
     let blas = std::panic::catch_unwind(|| CudaBlas::new(stream.clone()))
         .map_err(|_| fail("cuBLAS", &"libcublas could not be loaded"))?
         .map_err(|e| fail("cuBLAS", &e))?;
-    let a: Vec<E> = seeded(80, m * k, -1.0, 1.0);
-    let b: Vec<E> = seeded(81, k * n, -1.0, 1.0);
+    let a: Vec<E> = seeded(80, batch * m * k, -1.0, 1.0);
+    let b: Vec<E> = seeded(81, batch * k * n, -1.0, 1.0);
     let da = stream.clone_htod(&a).map_err(|e| fail("upload", &e))?;
     let db = stream.clone_htod(&b).map_err(|e| fail("upload", &e))?;
     let mut dc = stream
-        .alloc_zeros::<E>(m * n)
+        .alloc_zeros::<E>(batch * m * n)
         .map_err(|e| fail("alloc", &e))?;
     // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
     let cfg = GemmConfig {
@@ -64,22 +100,44 @@ where
         beta: E::from_f64(0.0),
         ldc: n as i32,
     };
-    // SAFETY: the buffers hold k·n, m·k and m·n elements, as `cfg` describes.
-    unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(|e| fail("gemm", &e))?;
+    let batched = StridedBatchedConfig {
+        gemm: cfg,
+        batch_size: batch as i32,
+        stride_a: (k * n) as i64,
+        stride_b: (m * k) as i64,
+        stride_c: (m * n) as i64,
+    };
+    // SAFETY: the buffers hold batch·k·n, batch·m·k and batch·m·n elements, as `cfg` and
+    // `batched` describe.
+    let go = move |blas: &CudaBlas, da: &CudaSlice<E>, db: &CudaSlice<E>, dc: &mut CudaSlice<E>| unsafe {
+        if batch == 1 {
+            blas.gemm(cfg, db, da, dc)
+        } else {
+            blas.gemm_strided_batched(batched, db, da, dc)
+        }
+    };
+    go(&blas, &da, &db, &mut dc).map_err(|e| fail("gemm", &e))?;
     let got = stream.clone_dtoh(&dc).map_err(|e| fail("download", &e))?;
-    verify_matmul_sample(&got, &a, &b, (m, n, k), 32, "cuBLAS")?;
+    for z in [0, batch - 1] {
+        let (pa, pb, pc) = (z * m * k, z * k * n, z * m * n);
+        verify_matmul_sample(
+            &got[pc..pc + m * n],
+            &a[pa..pa + m * k],
+            &b[pb..pb + k * n],
+            (m, n, k),
+            32,
+            "cuBLAS",
+        )?;
+    }
     let sync_stream = stream.clone();
     Ok(Case {
         dtype: E::DTYPE,
         family: "matmul",
         variant: "cublas".into(),
-        size: format!("{m}x{n}x{k}"),
-        bytes: ((m * k + k * n + m * n) * E::DTYPE.size()) as u64,
-        flops: cubeport::ops::matmul::matmul_flops(1, m, n, k),
-        // SAFETY: as above; `dc` lives in the closure.
-        run: Box::new(move || {
-            unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(|e| fail("gemm", &e))
-        }),
+        size: batched_size_name(batch, m, n, k),
+        bytes: (batch * (m * k + k * n + m * n) * E::DTYPE.size()) as u64,
+        flops: cubeport::ops::matmul::matmul_flops(batch, m, n, k),
+        run: Box::new(move || go(&blas, &da, &db, &mut dc).map_err(|e| fail("gemm", &e))),
         own_sync: Some(Box::new(move || {
             sync_stream
                 .synchronize()

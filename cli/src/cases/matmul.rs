@@ -191,6 +191,60 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
     Ok(cases)
 }
 
+/// Batched products `[batch, m, k] · [batch, k, n]` at `sizes` (`batch, m, n, k`; dense, no
+/// broadcast), the automatic choice only, checked on sampled entries of the first and the last
+/// product before it is returned. The anchor is `cublas_batched_case` (strided-batched cuBLAS).
+///
+/// # Errors
+/// As [`copy_case`]; a sampled entry outside the matmul tolerance.
+pub fn matmul_batched_cases_for<'c, R: Runtime, E: cubeport::Element>(
+    client: &'c ComputeClient<R>,
+    sizes: &[(usize, usize, usize, usize)],
+) -> Result<Vec<Case<'c>>, Error> {
+    use cubeport::ops::matmul::matmul_flops;
+    if !E::DTYPE.is_supported_by(&cubeport::caps_of(client)) {
+        return Ok(Vec::new());
+    }
+    let mut cases = Vec::new();
+    for &(batch, m, n, k) in sizes {
+        let a: Vec<E> = seeded(80, batch * m * k, -1.0, 1.0);
+        let b: Vec<E> = seeded(81, batch * k * n, -1.0, 1.0);
+        let da = DeviceTensor::from_slice(client, &a, &[batch, m, k])?;
+        let db = DeviceTensor::from_slice(client, &b, &[batch, k, n])?;
+        let mut dc = poisoned::<R, E>(client, &[batch, m, n])?;
+        let auto = cubeport::ops::matmul::matmul_variant(client, E::DTYPE, batch, (m, n, k))?;
+        let size = batched_size_name(batch, m, n, k);
+        let go = move |c: &mut DeviceTensor<E>| {
+            cubeport::matmul_into(client, da.as_ref(), db.as_ref(), c.as_mut())
+        };
+        go(&mut dc)?;
+        let got = dc.to_vec(client)?;
+        for z in [0, batch - 1] {
+            let (pa, pb, pc) = (z * m * k, z * k * n, z * m * n);
+            let what = format!("matmul auto_{auto} {} {size}, product {z}", E::DTYPE);
+            verify_matmul_sample(
+                &got[pc..pc + m * n],
+                &a[pa..pa + m * k],
+                &b[pb..pb + k * n],
+                (m, n, k),
+                32,
+                &what,
+            )?;
+        }
+        cases.push(Case {
+            dtype: E::DTYPE,
+            family: "matmul",
+            variant: format!("auto_{auto}"),
+            size,
+            bytes: (batch * (m * k + k * n + m * n) * E::DTYPE.size()) as u64,
+            flops: matmul_flops(batch, m, n, k),
+            run: Box::new(move || go(&mut dc)),
+            own_sync: None,
+        });
+    }
+    Ok(cases)
+}
+
 /// The compute ceiling: 8 independent FMA chains per unit, `E` arithmetic, enough cubes to
 /// fill the device several times (FLOPs: 2 per FMA).
 ///

@@ -269,6 +269,15 @@ fn verify_matmul_entries<E: cubeport::Element>(
     Ok(())
 }
 
+/// A matmul case's size: `m x n x k`, with the batch in front when there is more than one.
+pub(crate) fn batched_size_name(batch: usize, m: usize, n: usize, k: usize) -> String {
+    if batch == 1 {
+        format!("{m}x{n}x{k}")
+    } else {
+        format!("{batch}x{m}x{n}x{k}")
+    }
+}
+
 fn size_name(n: usize) -> String {
     if n >= 1 << 20 && n.is_multiple_of(1 << 20) {
         format!("{}M", n >> 20)

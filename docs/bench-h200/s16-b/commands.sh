@@ -3,7 +3,7 @@
 # f16/bf16 reference tests short), racecheck's summary on the new matmul paths; then the split
 # tensor-core shapes swept (cubes per SM, block shapes) at the decode shapes against cuBLAS,
 # and the norm's new automatic group for f16/bf16 against the forced groups, with the copy
-# ceiling in the same call.
+# ceiling in the same call; batched products against strided-batched cuBLAS.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=540 bash docs/bench-h200/s16-b/commands.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -43,12 +43,16 @@ echo "##### copy ceiling, 64M f32"
 CUBEPORT_BACKEND=cuda run 25 .gpu/bin/bench-activation --bench 'copy/vec/.*/f32/'
 echo "##### norm f16/bf16 16384x4096: automatic (new group), plane32 (the old choice), plane256, shared256"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=16384x4096 \
-  CUBEPORT_NORM_VARIANTS=plane32,plane256,shared256 run 70 .gpu/bin/bench-reduce --bench
+  CUBEPORT_NORM_VARIANTS=plane32,plane256,shared256 run 60 .gpu/bin/bench-reduce --bench
+echo "##### batched products: automatic choice and strided-batched cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_BENCH_DTYPES=f32,f16 CUBEPORT_MATMUL_SIZES=256x256x256 \
+  CUBEPORT_PEER_SIZES=256x256x256 CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,64x128x2048x2048 \
+  run 70 .gpu/bin/bench-matmul --bench 'matmul/(auto[^/]*|cublas)/cuda/[^/]*/[0-9]+x[0-9]+x[0-9]+x'
 echo "##### decode shapes f16: split shapes swept, cuBLAS at each shape"
 V=tc16x128x64_w1x4_a3_mma_split4,tc16x256x64_w1x4_a3_mma_split2,tc32x128x64_w1x4_a3_mma_split2,tc64x128x64_w2x2_a3_mma_split2,tc64x64x64_w2x2_a3_mma_split4,tc64x64x64_w2x2_a4_mma_split2
 D=1x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096,4x14336x4096
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$V CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_SIZES=$D \
-  CUBEPORT_PEER_SIZES=$D run 150 .gpu/bin/bench-matmul --bench 'matmul/(auto_[^/]*[^u]|tc[^/]*|cublas)/cuda/'
+  CUBEPORT_PEER_SIZES=$D run 130 .gpu/bin/bench-matmul --bench 'matmul/(auto_[^/]*[^u]|tc[^/]*|cublas)/cuda/'
 stamp
 } > "$OUT/bench.txt" 2>&1
 kill $dog 2>/dev/null
