@@ -131,7 +131,17 @@ impl<E: Scalar> DeviceTensor<E> {
                 shape: shape.to_vec(),
             },
         })?;
-        Self::from_slice(client, data, shape)
+        check_alloc(client, std::mem::size_of_val(data))?;
+        let handle = if data.is_empty() {
+            client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
+        } else {
+            crate::transfer::upload_pinned(client, bytemuck::cast_slice(data))?
+        };
+        Ok(Self {
+            handle,
+            shape: shape.to_vec(),
+            _elem: PhantomData,
+        })
     }
 
     /// Downloads the tensor into the start of `dst` (direct on CUDA: no host copy).
@@ -181,18 +191,7 @@ impl<E: Scalar> DeviceTensor<E> {
     /// # Errors
     /// [`Error::Read`] when the runtime fails the read (an earlier failed launch, a lost device).
     pub fn to_vec<R: Runtime>(&self, client: &ComputeClient<R>) -> Result<Vec<E>, Error> {
-        let bytes = client
-            .read_one(self.handle.clone())
-            .map_err(|e| Error::Read {
-                message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
-            })?;
-        // A swallowed compile panic of an earlier queued op leaves stale data behind.
-        crate::guard::after_read("DeviceTensor::to_vec")?;
-        let elems = self.len();
-        let all: &[E] = bytemuck::try_cast_slice(&bytes[..]).map_err(|e| Error::Read {
-            message: e.to_string(),
-        })?;
-        Ok(all[..elems.min(all.len())].to_vec())
+        crate::transfer::download_vec(client, &self.handle, self.len())
     }
 
     /// Shape.

@@ -482,6 +482,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn transfers_from_many_threads() {
+                let Some(c) = client("transfers_from_many_threads") else { return };
+                crate::suite::hardening::transfers_from_many_threads(&c);
+            }
+
+            #[test]
             fn ops_from_many_threads() {
                 let Some(c) = client("ops_from_many_threads") else { return };
                 crate::suite::hardening::ops_from_many_threads(&c);

@@ -60,7 +60,16 @@ pub fn allocation_beyond_limit<R: Runtime>(client: &ComputeClient<R>) {
 /// the direct-copy threshold (CUDA's direct path), through a `PinnedBuffer` and a plain slice,
 /// with seeded data and a poisoned destination; a short buffer is a typed error.
 pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
-    for n in [1usize, 7, 1000, (1 << 18) - 3, (1 << 18) + 5, 3 << 20] {
+    // Up to three of CUDA's 8 MiB staging chunks, the last one ragged.
+    for n in [
+        1usize,
+        7,
+        1000,
+        (1 << 18) - 3,
+        (1 << 18) + 5,
+        3 << 20,
+        (5 << 20) + 3,
+    ] {
         let x: Vec<f32> = seeded(n as u64, n, -1.0, 1.0);
         let d = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
         assert_eq!(d.to_vec(client).unwrap(), x, "from_slice/to_vec of {n}");
@@ -108,6 +117,23 @@ pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
     if cubeport::backend_of::<R>() == cubeport::BackendKind::Cuda {
         assert!(small.is_pinned(), "CUDA buffers are page-locked");
     }
+}
+
+/// Large uploads and reads from several threads at once (they share CUDA's staging chunks):
+/// each thread gets its own data back.
+pub fn transfers_from_many_threads<R: Runtime>(client: &ComputeClient<R>) {
+    std::thread::scope(|scope| {
+        for t in 0..3u64 {
+            scope.spawn(move || {
+                let n = (9 << 20) / 4 + 17 * t as usize;
+                let x: Vec<f32> = seeded(300 + t, n, -1.0, 1.0);
+                for _ in 0..3 {
+                    let d = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
+                    assert_eq!(d.to_vec(client).unwrap(), x, "thread {t}");
+                }
+            });
+        }
+    });
 }
 
 /// Several threads run ops on one client at once; each gets its own correct results.

@@ -109,7 +109,8 @@ pub(crate) fn time_ops<R: Runtime>(
 }
 
 /// An upload of `bytes` on this thread, a batch of device copies of the same size on another
-/// thread (its own cubecl stream), and both at once: host-clock seconds of each.
+/// thread (its own cubecl stream), and both at once: host-clock seconds of each. The batch is
+/// sized to last about as long as the upload, so that full overlap would halve the sum.
 pub(crate) fn measure_overlap<R: Runtime>(
     client: &ComputeClient<R>,
     bytes: usize,
@@ -118,9 +119,9 @@ pub(crate) fn measure_overlap<R: Runtime>(
     let host: Vec<f32> = seeded(11, n, -1.0, 1.0);
     let src = DeviceTensor::from_slice(client, &host, &[n])?;
     let mut dst = DeviceTensor::<f32>::empty(client, &[n])?;
-    let kernels = |dst: &mut DeviceTensor<f32>| -> Result<f64, Error> {
+    let kernels = |dst: &mut DeviceTensor<f32>, reps: usize| -> Result<f64, Error> {
         let t = Instant::now();
-        for _ in 0..8 {
+        for _ in 0..reps {
             cubeport::copy_into(client, src.as_ref(), dst.as_mut())?;
         }
         sync(client)?;
@@ -133,13 +134,14 @@ pub(crate) fn measure_overlap<R: Runtime>(
         drop(d);
         Ok(t.elapsed().as_secs_f64())
     };
-    kernels(&mut dst)?;
+    let one = kernels(&mut dst, 8)? / 8.0;
     upload()?;
-    let kernels_s = kernels(&mut dst)?;
     let upload_s = upload()?;
+    let reps = ((upload_s / one.max(1e-9)).ceil() as usize).clamp(8, 20_000);
+    let kernels_s = kernels(&mut dst, reps)?;
     let t = Instant::now();
     let (k, u) = std::thread::scope(|scope| {
-        let k = scope.spawn(|| kernels(&mut dst));
+        let k = scope.spawn(|| kernels(&mut dst, reps));
         let u = upload();
         (k.join(), u)
     });
@@ -159,6 +161,7 @@ pub(crate) fn measure_overlap<R: Runtime>(
     Ok(Some(Overlap {
         bytes: bytes as u64,
         upload_s,
+        copies: reps as u64,
         kernels_s,
         both_s,
     }))

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub const SCHEMA: &str = "cubeport-bench/5";
+pub const SCHEMA: &str = "cubeport-bench/6";
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Report {
     pub(crate) schema: String,
@@ -133,6 +133,9 @@ pub(crate) struct OpOverhead {
 pub(crate) struct Overlap {
     pub(crate) bytes: u64,
     pub(crate) upload_s: f64,
+    /// Device copies in the other thread's batch, sized to last about as long as the upload.
+    #[serde(default)]
+    pub(crate) copies: u64,
     pub(crate) kernels_s: f64,
     pub(crate) both_s: f64,
 }
@@ -283,9 +286,10 @@ pub(crate) fn print_report(r: &BackendReport) {
     }
     if let Some(o) = &r.overlap {
         println!(
-            "overlap: upload of {} B {} alone, 8 device copies {} alone on another thread, both {}              (sum {})",
+            "overlap: upload of {} B {} alone, {} device copies {} alone on another thread, both {}              (sum {})",
             o.bytes,
             fmt_time(o.upload_s),
+            o.copies,
             fmt_time(o.kernels_s),
             fmt_time(o.both_s),
             fmt_time(o.upload_s + o.kernels_s)
