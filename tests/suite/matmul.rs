@@ -151,7 +151,7 @@ fn variants_match<R: Runtime>(
 /// a shared tail in several ways — a tail block in 2 to 8 pieces, tails that cross batches or
 /// `_g8`'s column strips, 4-wide and scalar B and C paths, transposed operands, and a cube
 /// count that divides the blocks (no tail: the plain kernel runs) — and with the device's SM
-/// count where it reports one.
+/// count where it reports one; then the decode shapes of 32 and 64 rows, all blocks in the tail.
 pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     let caps = cubeport::caps_of(client);
     let sk = |p: u16| Some(MatmulVariant::Simt(SimtShape::S128X256_G8.with_stream_k(p)));
@@ -187,6 +187,40 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
         if device.runs_on(&caps, DType::F32) {
             variants.push(Some(device));
         }
+        variants_match(client, DType::F32, p, fused, &variants);
+    }
+    // The decode shapes (17–64 rows): fewer blocks than cubes, so every block is tail, cut
+    // into up to 8 pieces; rows that do not fill the block, odd `n` (scalar B), a batch.
+    for (shape, p, fused, cubes) in [
+        (
+            SimtShape::S32X128,
+            problem(0, 29, 700, 1500, false, false),
+            false,
+            vec![5, 16],
+        ),
+        (
+            SimtShape::S32X128,
+            problem(2, 20, 257, 333, false, true),
+            true,
+            vec![7],
+        ),
+        (
+            SimtShape::S64X128,
+            problem(0, 50, 300, 900, true, false),
+            true,
+            vec![3, 9],
+        ),
+        (
+            SimtShape::S64X128,
+            problem(0, 64, 129, 2000, false, false),
+            false,
+            vec![24],
+        ),
+    ] {
+        let variants: Vec<Option<MatmulVariant>> = cubes
+            .into_iter()
+            .map(|c| Some(MatmulVariant::Simt(shape.with_stream_k(c))))
+            .collect();
         variants_match(client, DType::F32, p, fused, &variants);
     }
 }
@@ -228,12 +262,28 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         let tc_split = TcShape::split_for(p.m)
             .is_some_and(|s| MatmulVariant::Tc(s).runs_on(&caps, dtype))
             && p.n % (16 / dtype.size()) == 0;
-        let skinny = !tc_split && (p.m <= 16 || (simt && p.m <= 64));
+        // Past 16 rows on CUDA cores, a device that reports its SM count takes SIMT blocks of
+        // the rows' height with a stream-K tail of two cubes per SM instead.
+        let simt_sk = simt && p.m > 16 && p.m <= 64 && caps.num_sms.is_some();
+        let skinny = !tc_split && !simt_sk && (p.m <= 16 || (simt && p.m <= 64));
         assert_eq!(
             auto == MatmulVariant::Skinny,
             skinny,
             "{dtype} {p:?}: {auto}"
         );
+        if simt_sk && !tc_split {
+            let sms = caps.num_sms.unwrap_or(0) as u16;
+            let shape = if p.m <= 32 {
+                SimtShape::S32X128
+            } else {
+                SimtShape::S64X128
+            };
+            assert_eq!(
+                auto,
+                MatmulVariant::Simt(shape.with_stream_k(2 * sms)),
+                "{p:?}"
+            );
+        }
         with_dtype!(dtype, E => {
             let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
             let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
@@ -261,7 +311,7 @@ pub fn matmul_tc_split<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     let caps = cubeport::caps_of(client);
     let shapes = [
         TcShape::T16X128_SPLIT,
-        TcShape::T32X64_SPLIT,
+        TcShape::T32X128_SPLIT,
         TcShape::T64X64_SPLIT,
     ];
     let problem = |batch_a, m, n, k, trans_a| Problem {

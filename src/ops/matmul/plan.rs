@@ -589,7 +589,9 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 /// The automatic choice for `spec` on `caps`: for at most 64 rows on tensor cores with manual
 /// MMA, the split-depth shape of that height ([`TcShape::split_for`]) where B's rows are
 /// 16-byte vectors; else the skinny kernel for at most `SKINNY_MAX_M` rows, or
-/// `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill the device. Otherwise, with tensor cores (f16/bf16): where `cp.async` is available,
+/// `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill the device (there, past
+/// `SKINNY_MAX_M` rows and where the device reports its SM count, SIMT blocks of 32 or 64 rows
+/// with a stream-K tail of two cubes per SM instead). Otherwise, with tensor cores (f16/bf16): where `cp.async` is available,
 /// manual-MMA 128 × 256 × 64 blocks in column strips, or the WMMA `cp.async` shapes, whichever
 /// fits, when 128 × 256 blocks fill the device; else the 128 × 128 `cp.async` shape (or its
 /// register-staged twin without `cp.async`) when 128 × 128 blocks do; else the register-staged
@@ -611,9 +613,30 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             return v;
         }
     }
-    if spec.m <= SKINNY_MAX_M
-        || (!tensor_cores && spec.m <= SKINNY_MAX_M_SIMT && blocks(64, 64) < fill)
+    let simt = |s: SimtShape| {
+        let v = MatmulVariant::Simt(s);
+        v.runs_on(caps, dtype).then_some(v)
+    };
+    let few_rows_simt = !tensor_cores && spec.m <= SKINNY_MAX_M_SIMT && blocks(64, 64) < fill;
+    // 17–64 rows on CUDA cores where the device reports its SM count: a SIMT block as tall as
+    // the rows with every block's depth shared among two cubes per SM (stream-K: while the
+    // blocks are fewer than the cubes, all of them are the tail). The skinny kernel streams B
+    // once per 16 rows and took 1.5–1.9× longer at 32 and 64 rows.
+    if few_rows_simt
+        && spec.m > SKINNY_MAX_M
+        && let Some(sms) = caps.num_sms
     {
+        let shape = if spec.m <= 32 {
+            SimtShape::S32X128
+        } else {
+            SimtShape::S64X128
+        };
+        let cubes = u16::try_from(2 * sms).unwrap_or(u16::MAX);
+        if let Some(v) = simt(shape.with_stream_k(cubes)) {
+            return v;
+        }
+    }
+    if spec.m <= SKINNY_MAX_M || few_rows_simt {
         return MatmulVariant::Skinny;
     }
     if tensor_cores {
@@ -636,10 +659,6 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             MatmulVariant::Cmma
         };
     }
-    let simt = |s: SimtShape| {
-        let v = MatmulVariant::Simt(s);
-        v.runs_on(caps, dtype).then_some(v)
-    };
     if blocks(128, 256) >= fill
         && let Some(v) = simt(SimtShape::S128X256_G8_SK).or_else(|| simt(SimtShape::S128X256_G8))
     {

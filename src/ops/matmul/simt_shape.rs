@@ -65,6 +65,12 @@ impl SimtShape {
     pub const S128_SINGLE: SimtShape = SimtShape::new(128, 128, 8, 8, 8, 1);
     /// 64 × 64 blocks, 16-deep tiles, 4 × 4 per unit (256 units): mid-sized outputs.
     pub const S64: SimtShape = SimtShape::new(64, 64, 16, 4, 4, 2);
+    /// 32 × 128 blocks, 16-deep tiles, 4 × 8 per unit (128 units), double-buffered: with a
+    /// stream-K tail of two cubes per SM, the choice for 17–32 rows on CUDA cores.
+    pub const S32X128: SimtShape = SimtShape::new(32, 128, 16, 4, 8, 2);
+    /// 64 × 128 blocks, 16-deep tiles, 4 × 8 per unit (256 units), double-buffered: with a
+    /// stream-K tail of two cubes per SM, the choice for 33–64 rows on CUDA cores.
+    pub const S64X128: SimtShape = SimtShape::new(64, 128, 16, 4, 8, 2);
 
     /// A shape; [`SimtShape::check`] says whether a device can run it.
     pub const fn new(bm: u16, bn: u16, bk: u16, tm: u16, tn: u16, stages: u16) -> Self {

@@ -80,18 +80,18 @@ impl TcShape {
         .with_async(3)
         .with_mma()
         .with_split(2);
-    /// 32 × 64 blocks (2 × 2 planes of 16 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
+    /// 32 × 128 blocks (1 × 4 planes of 32 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
     /// 17–32 rows.
-    pub const T32X64_SPLIT: TcShape = TcShape::new(2, 2, 1, 2, 64)
+    pub const T32X128_SPLIT: TcShape = TcShape::new(1, 4, 2, 2, 64)
         .with_async(3)
         .with_mma()
         .with_split(2);
-    /// 64 × 64 blocks (2 × 2 planes of 32 × 32), otherwise as [`TcShape::T16X128_SPLIT`]:
-    /// 33–64 rows.
+    /// 64 × 64 blocks (2 × 2 planes of 32 × 32), 64-deep tiles, three `cp.async` stages,
+    /// manual MMA, the depth split until about one cube per SM: 33–64 rows.
     pub const T64X64_SPLIT: TcShape = TcShape::new(2, 2, 2, 2, 64)
         .with_async(3)
         .with_mma()
-        .with_split(2);
+        .with_split(1);
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -122,7 +122,7 @@ impl TcShape {
     pub fn split_for(m: usize) -> Option<TcShape> {
         match m {
             0..=16 => Some(TcShape::T16X128_SPLIT),
-            17..=32 => Some(TcShape::T32X64_SPLIT),
+            17..=32 => Some(TcShape::T32X128_SPLIT),
             33..=64 => Some(TcShape::T64X64_SPLIT),
             _ => None,
         }

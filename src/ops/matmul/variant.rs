@@ -112,7 +112,7 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
         MatmulVariant::Tc(TcShape::T16X128_SPLIT),
-        MatmulVariant::Tc(TcShape::T32X64_SPLIT),
+        MatmulVariant::Tc(TcShape::T32X128_SPLIT),
         MatmulVariant::Tc(TcShape::T64X64_SPLIT),
     ];
 
