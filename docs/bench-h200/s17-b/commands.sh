@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # s17-b (issue 22): the strict CUDA matmul suite in f16/bf16 to completion (s16-a's limit cut
-# it short) and the norm suite, racecheck on the split tensor-core shapes; then, against cuBLAS
-# at each shape in the same process: mid sizes (512–2048 and a ragged 1000³), batched products
-# (strided-batched cuBLAS) and LLM projection shapes, in every dtype.
+# it short) with s17-a's new automatic decode choices, the norm and transfer tests, memcheck and
+# racecheck on the new decode shapes; then, against cuBLAS at each shape in the same process:
+# the decode shapes' new automatic choices, mid sizes (512–2048 and a ragged 1000³), batched
+# products (strided-batched cuBLAS) and LLM projection shapes.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=540 bash docs/bench-h200/s17-b/commands.sh
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -13,8 +14,8 @@ stamp() { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,
 ( sleep "$LIMIT"; pkill -f '.gpu/bin/'; pkill -f compute-sanitizer ) > /dev/null 2>&1 & dog=$!
 M=.gpu/bin/main
 S="CUBEPORT_STRICT=1 CUBEPORT_KERNEL_CACHE=off"
-NEW=${NEW:-tc16x128x64_w1x4_a3_mma_split2,tc32x64x64_w2x2_a3_mma_split2,tc64x64x64_w2x2_a3_mma_split2}
-T=${T:-280}
+NEW=${NEW:-tc32x128x64_w1x4_a3_mma_split2,tc64x64x64_w2x2_a3_mma_split1,simt32x128x16_4x8_s2_sk264,simt64x128x16_4x8_s2_sk264}
+T=${T:-240}
 {
 stamp
 (
@@ -24,12 +25,14 @@ stamp
   done; done
   env $S timeout $T $M --test-threads 3 "cuda::matmul" --skip "cuda::matmul_matches_reference" > "$OUT/t-mm-rest.txt" 2>&1 &
   env $S timeout $T $M --test-threads 3 "cuda::norm" "transfers" > "$OUT/t-norm-transfers.txt" 2>&1 &
-  CUBEPORT_BACKEND=cuda CUBEPORT_KERNEL_CACHE=off CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$NEW \
-    timeout $T compute-sanitizer --tool racecheck --print-limit 20 .gpu/bin/example-matmul_variants > "$OUT/s-racecheck.txt" 2>&1 &
+  for tool in memcheck racecheck; do
+    CUBEPORT_BACKEND=cuda CUBEPORT_KERNEL_CACHE=off CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$NEW \
+      timeout $T compute-sanitizer --tool $tool --print-limit 20 .gpu/bin/example-matmul_variants > "$OUT/s-$tool.txt" 2>&1 &
+  done
   wait
 )
 for f in "$OUT"/t-*.txt; do echo "## $(basename "$f" .txt)"; grep -E 'test result|FAILED|panicked|SKIP' "$f" | head -20; done
-echo "## racecheck"; grep -cE 'max \|err\|' "$OUT/s-racecheck.txt"; grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|FAILED|failed' "$OUT/s-racecheck.txt" | head; tail -3 "$OUT/s-racecheck.txt"
+for t in memcheck racecheck; do echo "## $t"; grep -cE 'max \|err\|' "$OUT/s-$t.txt"; grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|FAILED|failed' "$OUT/s-$t.txt" | head; tail -2 "$OUT/s-$t.txt"; done
 echo "tests done at $(( $(date +%s) - start )) s"
 } > "$OUT/tests.txt" 2>&1
 for f in "$OUT"/t-*.txt; do echo "## $(basename "$f" .txt)"; grep -vE '^test .* ok$' "$f" | grep -v '^$' | head -60; done > "$OUT/tests-full.txt"
@@ -39,6 +42,12 @@ run() { local t=$1; shift; local l; l=$(left); [ "$l" -gt 15 ] || { echo "(skipp
 MM='matmul/(auto[^/]*[^u]|cublas)/cuda/'
 {
 stamp
+echo "##### copy ceiling, 64M f32"
+CUBEPORT_BACKEND=cuda run 25 .gpu/bin/bench-activation --bench 'copy/vec/.*/f32/'
+echo "##### decode shapes: the new automatic choices, f32 stream-K at 8/16 rows, cuBLAS"
+D=8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=simt32x128x16_4x8_s2_sk264 CUBEPORT_BENCH_DTYPES=f32,f16 CUBEPORT_MATMUL_SIZES=$D \
+  CUBEPORT_PEER_SIZES=$D run 70 .gpu/bin/bench-matmul --bench 'matmul/(auto_[^/]*[^u]|simt[^/]*[^u]|cublas)/cuda/'
 echo "##### mid sizes, every dtype: automatic choice and cuBLAS"
 D=512x512x512,1024x1024x1024,2048x2048x2048,1000x1000x1000
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 100 .gpu/bin/bench-matmul --bench "$MM"

@@ -581,24 +581,37 @@ fn prev_power_of_two(v: usize) -> usize {
 /// mostly empty rows and the product is bound by B's bytes.
 const SKINNY_MAX_M: usize = 16;
 
+/// Products on tensor cores this shallow take 32-deep tiles (see `auto`).
+const SHALLOW_K: usize = 128;
+
+/// Products on CUDA cores whose 64 × 64 blocks under-fill the device share the depth among the
+/// SMs from this depth on (below it the pieces are too short to pay for the fixup pass).
+const STREAM_K_MIN_K: usize = 512;
+
 /// Products on CUDA cores (f32, or halves without tensor cores) with at most this many rows
 /// take the skinny kernel too where 64 × 64 tiles would not give every SM a block: its row
 /// groups stream B again, but an under-filled tiled grid is slower still.
 const SKINNY_MAX_M_SIMT: usize = 64;
 
-/// The automatic choice for `spec` on `caps`: for at most 64 rows on tensor cores with manual
-/// MMA, the split-depth shape of that height ([`TcShape::split_for`]) where B's rows are
-/// 16-byte vectors; else the skinny kernel for at most `SKINNY_MAX_M` rows, or
-/// `SKINNY_MAX_M_SIMT` on CUDA cores where 64 × 64 tiles under-fill the device (there, past
-/// `SKINNY_MAX_M` rows and where the device reports its SM count, SIMT blocks of 32 or 64 rows
-/// with a stream-K tail of two cubes per SM instead). Otherwise, with tensor cores (f16/bf16): where `cp.async` is available,
-/// manual-MMA 128 × 256 × 64 blocks in column strips, or the WMMA `cp.async` shapes, whichever
-/// fits, when 128 × 256 blocks fill the device; else the 128 × 128 `cp.async` shape (or its
-/// register-staged twin without `cp.async`) when 128 × 128 blocks do; else the register-staged
-/// 64 × 128 blocks; `cmma` where no tiled shape runs. Ragged layouts keep these choices: the
-/// plan pads what a `cp.async` shape cannot copy (`pads`). Otherwise the vectorized SIMT
-/// kernel, the largest whose blocks fill the device (128 × 256 in column strips, with its
-/// stream-K tail where the device reports its SM count), and 16-tiles for tiny outputs.
+/// The automatic choice for `spec` on `caps`:
+/// - **Few rows.** For at most 64 rows on tensor cores with manual MMA, the split-depth shape
+///   of that height ([`TcShape::split_for`]) where B's rows are 16-byte vectors. Else the
+///   skinny kernel for at most `SKINNY_MAX_M` rows, or up to `SKINNY_MAX_M_SIMT` on CUDA cores
+///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows and where the
+///   device reports its SM count, SIMT blocks of 32 or 64 rows with a stream-K tail of two
+///   cubes per SM instead.
+/// - **Tensor cores (f16/bf16).** Products of at most `SHALLOW_K` depth take the 32-deep
+///   128 × 128 `cp.async` shape where 128 × 128 blocks fill the device. Otherwise manual-MMA
+///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
+///   blocks fill it; manual-MMA 128 × 128 × 64 blocks (else the WMMA 128 × 128 shapes) where
+///   128 × 128 blocks do; manual-MMA 64 × 128 × 64 blocks (else the register-staged WMMA
+///   64 × 128) below that; `cmma` where no tiled shape runs. Ragged layouts keep these
+///   choices: the plan pads what a `cp.async` shape cannot copy (`pads`).
+/// - **CUDA cores.** The vectorized SIMT kernel, the largest whose blocks fill the device
+///   (128 × 256 in column strips, with its stream-K tail where the device reports its SM
+///   count; 64 × 64 blocks sharing the depth among the SMs when even those under-fill it and
+///   the depth is at least `STREAM_K_MIN_K`), and 16-tiles for tiny outputs.
+///
 /// "Fill": at least one block per SM (64 where the SM count is unknown).
 fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let dtype = spec.dtype;
@@ -641,14 +654,23 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     }
     if tensor_cores {
         let fits = |s: TcShape| s.check(caps, dtype).is_ok();
-        let shape = if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
+        // Depth of at most two 64-deep tiles: the 64-deep pipelines never fill, and 32-deep
+        // tiles of the WMMA shape ran 1.5x faster (4096 × 4096 × 128, f16).
+        let shallow = spec.k <= SHALLOW_K;
+        let shape = if shallow && blocks(128, 128) >= fill && fits(TcShape::T128_W4X2_A3) {
+            TcShape::T128_W4X2_A3
+        } else if blocks(128, 256) >= fill && fits(TcShape::T128X256X64_A3_G8_MMA) {
             TcShape::T128X256X64_A3_G8_MMA
         } else if blocks(128, 256) >= fill && fits(TcShape::T128X256_A3) {
             TcShape::T128X256_A3
+        } else if blocks(128, 128) >= fill && fits(TcShape::T128X128X64_A3_MMA) {
+            TcShape::T128X128X64_A3_MMA
         } else if blocks(128, 128) >= fill && fits(TcShape::T128_W4X2_A3) {
             TcShape::T128_W4X2_A3
         } else if blocks(128, 128) >= fill {
             TcShape::T128_W4X2
+        } else if fits(TcShape::T64X128X64_A3_MMA) {
+            TcShape::T64X128X64_A3_MMA
         } else {
             TcShape::T64X128
         };
@@ -669,7 +691,13 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             double_buffer: false,
         })
     } else if blocks(64, 64) >= fill / 2 || spec.m * spec.n >= 64 * 64 {
-        simt(SimtShape::S64).unwrap_or(MatmulVariant::Blocked64)
+        // Deep products whose 64 × 64 blocks under-fill the device share their depth among
+        // the SMs (stream-K; 512³ f32 ran 1.19x faster).
+        let sk = (blocks(64, 64) < fill && spec.k >= STREAM_K_MIN_K && caps.num_sms.is_some())
+            .then(|| simt(SimtShape::S64.with_stream_k(0)))
+            .flatten();
+        sk.or_else(|| simt(SimtShape::S64))
+            .unwrap_or(MatmulVariant::Blocked64)
     } else {
         MatmulVariant::Tiled16
     }

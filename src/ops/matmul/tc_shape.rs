@@ -71,6 +71,13 @@ impl TcShape {
     /// [`TcShape::T128X256X64_A3_MMA`] with cubes walking column strips 8 block-rows tall
     /// (`_g8`): the automatic choice for f16 and bf16 on large products.
     pub const T128X256X64_A3_G8_MMA: TcShape = TcShape::T128X256X64_A3_MMA.with_group(8);
+    /// 128 × 128 blocks, 64-deep tiles, 2 × 2 planes of 4 × 4 fragments (the planes of
+    /// [`TcShape::T128X256X64_A3_MMA`]), three `cp.async` stages, manual MMA: f16/bf16 outputs
+    /// that 128 × 128 blocks fill but 128 × 256 ones do not.
+    pub const T128X128X64_A3_MMA: TcShape = TcShape::new(2, 2, 4, 4, 64).with_async(3).with_mma();
+    /// 64 × 128 blocks, 64-deep tiles, 2 × 2 planes of 2 × 4 fragments, three `cp.async`
+    /// stages, manual MMA: f16/bf16 outputs too small for 128 × 128 blocks to fill the device.
+    pub const T64X128X64_A3_MMA: TcShape = TcShape::new(2, 2, 2, 4, 64).with_async(3).with_mma();
     /// [`TcShape::T128_W4X2_A3`] on TF32 tensor cores for f32 inputs (the opt-in; see
     /// [`TcShape::tf32`]).
     pub const T128_W4X2_A3_TF32: TcShape = TcShape::T128_W4X2_A3.with_tf32();

@@ -83,7 +83,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 26] = [
+    pub const ALL: [MatmulVariant; 28] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -110,6 +110,8 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128_W4X2_A3),
         MatmulVariant::Tc(TcShape::T128X256_A3),
         MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
+        MatmulVariant::Tc(TcShape::T128X128X64_A3_MMA),
+        MatmulVariant::Tc(TcShape::T64X128X64_A3_MMA),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
         MatmulVariant::Tc(TcShape::T16X128_SPLIT),
         MatmulVariant::Tc(TcShape::T32X128_SPLIT),
