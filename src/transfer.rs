@@ -285,17 +285,24 @@ mod cuda {
         let _ = (dst, len);
     }
 
-    /// Copies `len` bytes from `src` to `dst` in 1 MiB pieces on rayon's pool (one core's
-    /// `memcpy` runs at a fraction of the DMA engine's rate), first populating each piece of
-    /// `dst` when `fresh`.
+    /// Copies `len` bytes from `src` to `dst` in 1 MiB pieces on cubeport's copy threads (one
+    /// core's `memcpy` runs at a fraction of the DMA engine's rate), first populating each
+    /// piece of `dst` when `fresh`.
+    ///
+    /// The threads are a private rayon pool that runs nothing but these pieces: the caller
+    /// holds the staging lock, so pieces on a shared pool could wait behind workers that are
+    /// themselves waiting for that lock, or the caller could steal a job that takes it again.
+    /// A caller that is itself a rayon worker copies on its own thread for the same reason.
     ///
     /// # Safety
     /// `src` must be valid for reads and `dst` for writes of `len` bytes, not overlapping.
     unsafe fn par_copy(src: *const u8, dst: *mut u8, len: usize, fresh: bool) {
         use rayon::prelude::*;
+        use std::sync::OnceLock;
         const PIECE: usize = 1 << 20;
+        static POOL: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
         let (src, dst) = (src as usize, dst as usize);
-        (0..len.div_ceil(PIECE)).into_par_iter().for_each(|p| {
+        let piece = |p: usize| {
             let (off, n) = (p * PIECE, PIECE.min(len - p * PIECE));
             let (s, d) = ((src + off) as *const u8, (dst + off) as *mut u8);
             // SAFETY: each piece lies inside the caller's ranges and the pieces are disjoint.
@@ -305,7 +312,47 @@ mod cuda {
                 }
                 std::ptr::copy_nonoverlapping(s, d, n);
             }
+        };
+        let pieces = len.div_ceil(PIECE);
+        let pool = POOL.get_or_init(|| {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .thread_name(|i| format!("cubeport-copy-{i}"))
+                .build()
+                .ok()
         });
+        match pool {
+            Some(pool) if pieces > 1 && rayon::current_thread_index().is_none() => {
+                pool.install(|| (0..pieces).into_par_iter().for_each(piece));
+            }
+            _ => (0..pieces).for_each(piece),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        /// Every byte arrives, for lengths of one piece, several, and a ragged last piece,
+        /// into fresh and reused memory, from a plain thread and from inside a rayon worker.
+        #[test]
+        fn par_copy_copies_every_byte() {
+            let check = |len: usize, fresh: bool| {
+                let src: Vec<u8> = (0..len).map(|i| (i * 7 + i / 4099) as u8).collect();
+                let mut dst: Vec<u8> = Vec::with_capacity(len);
+                // SAFETY: `dst` has room for `len` bytes; all of them are written before
+                // `set_len`, and u8 has no invalid values.
+                unsafe {
+                    super::par_copy(src.as_ptr(), dst.as_mut_ptr(), len, fresh);
+                    dst.set_len(len);
+                }
+                assert!(dst == src, "len {len} fresh {fresh}");
+            };
+            for len in [1usize, 4096, (1 << 20) + 3, (5 << 20) - 1] {
+                check(len, true);
+                check(len, false);
+            }
+            rayon::scope(|_| check((3 << 20) + 5, true));
+        }
     }
 
     /// Page-locked host memory, portable across contexts.
