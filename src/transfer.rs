@@ -330,6 +330,27 @@ mod cuda {
         }
     }
 
+    /// Page-locked host memory, portable across contexts.
+    pub(super) fn alloc_pinned(
+        client: &ComputeClient<CudaRuntime>,
+        bytes: usize,
+    ) -> Result<*mut u8, Error> {
+        // Any allocation of the client tells which context to make current.
+        let probe = client.empty(4);
+        address(client, &probe)?;
+        // SAFETY: a context is current; the memory is zeroed before anyone reads it.
+        let ptr = unsafe { result::malloc_host(bytes.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) }
+            .map_err(driver("cuMemHostAlloc"))?;
+        // SAFETY: `ptr` points to at least `bytes` writable bytes.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
+        Ok(ptr.cast())
+    }
+
+    pub(super) fn free_pinned(ptr: *mut u8) {
+        // SAFETY: `ptr` came from `alloc_pinned` and is freed once (by `PinnedBuffer::drop`).
+        let _ = unsafe { result::free_host(ptr.cast()) };
+    }
+
     #[cfg(test)]
     mod tests {
         /// Every byte arrives, for lengths of one piece, several, and a ragged last piece,
@@ -353,27 +374,6 @@ mod cuda {
             }
             rayon::scope(|_| check((3 << 20) + 5, true));
         }
-    }
-
-    /// Page-locked host memory, portable across contexts.
-    pub(super) fn alloc_pinned(
-        client: &ComputeClient<CudaRuntime>,
-        bytes: usize,
-    ) -> Result<*mut u8, Error> {
-        // Any allocation of the client tells which context to make current.
-        let probe = client.empty(4);
-        address(client, &probe)?;
-        // SAFETY: a context is current; the memory is zeroed before anyone reads it.
-        let ptr = unsafe { result::malloc_host(bytes.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) }
-            .map_err(driver("cuMemHostAlloc"))?;
-        // SAFETY: `ptr` points to at least `bytes` writable bytes.
-        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
-        Ok(ptr.cast())
-    }
-
-    pub(super) fn free_pinned(ptr: *mut u8) {
-        // SAFETY: `ptr` came from `alloc_pinned` and is freed once (by `PinnedBuffer::drop`).
-        let _ = unsafe { result::free_host(ptr.cast()) };
     }
 }
 
