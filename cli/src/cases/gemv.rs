@@ -1,6 +1,6 @@
 use super::*;
 
-/// GEMV `y = A·v` and `y = Aᵀ·v` over the shared f32 row matrix ([`RowMatrix`]), every variant
+/// GEMV `y = A·v` and `y = Aᵀ·v` over the shared f32 row matrix (`RowMatrix`), every variant
 /// the device runs. Bytes: the matrix and `v` read once, `y` written once. FLOPs: 2 per matrix
 /// element.
 ///

@@ -1,6 +1,6 @@
 use super::*;
 
-/// Reductions over the shared f32 row matrix ([`RowMatrix`]): sum and max of everything,
+/// Reductions over the shared f32 row matrix (`RowMatrix`): sum and max of everything,
 /// per-row sums and per-column sums (the strided axis), each with the variant the op selects.
 /// The device copy of the matrix comes first (the anchor of the row families). Bytes: input
 /// read once, output written once. FLOPs nominal (1 per element).

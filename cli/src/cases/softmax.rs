@@ -1,6 +1,6 @@
 use super::*;
 
-/// Softmax along the rows of the shared f32 row matrix ([`RowMatrix`]): the automatic variant,
+/// Softmax along the rows of the shared f32 row matrix (`RowMatrix`): the automatic variant,
 /// then every row group the device runs (`shared256`, and with a fixed plane width the plane
 /// groups from one plane to a whole cube). Bytes: read once, written once. FLOPs nominal (5 per
 /// element).
