@@ -194,17 +194,27 @@ mod cuda {
         // synchronised before `src` and the chunks are released.
         unsafe {
             result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"))?;
-            for (i, chunk) in src.chunks(CHUNK).enumerate() {
-                let b = i % 2;
-                result::event::synchronize(st.events[b]).map_err(driver("cuEventSynchronize"))?;
-                par_copy(chunk.as_ptr(), st.bufs[b], chunk.len(), false);
-                let staged = std::slice::from_raw_parts(st.bufs[b], chunk.len());
-                let dst = ptr + (i * CHUNK) as sys::CUdeviceptr;
-                result::memcpy_htod_async(dst, staged, st.stream)
-                    .map_err(driver("cuMemcpyHtoDAsync"))?;
-                result::event::record(st.events[b], st.stream).map_err(driver("cuEventRecord"))?;
-            }
-            result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"))
+            let queue = || -> Result<(), Error> {
+                for (i, chunk) in src.chunks(CHUNK).enumerate() {
+                    let b = i % 2;
+                    result::event::synchronize(st.events[b])
+                        .map_err(driver("cuEventSynchronize"))?;
+                    par_copy(chunk.as_ptr(), st.bufs[b], chunk.len(), false);
+                    let staged = std::slice::from_raw_parts(st.bufs[b], chunk.len());
+                    let dst = ptr + (i * CHUNK) as sys::CUdeviceptr;
+                    result::memcpy_htod_async(dst, staged, st.stream)
+                        .map_err(driver("cuMemcpyHtoDAsync"))?;
+                    result::event::record(st.events[b], st.stream)
+                        .map_err(driver("cuEventRecord"))?;
+                }
+                Ok(())
+            };
+            let queued = queue();
+            // Also on an error half way: the caller then frees `handle`, which the pool may
+            // hand out again, so no copy queued into it may still be running.
+            let done =
+                result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"));
+            queued.and(done)
         }
     }
 
@@ -241,17 +251,26 @@ mod cuda {
         // SAFETY: see above; `dst` holds `len` writable bytes (the caller's contract).
         unsafe {
             result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"))?;
-            for i in 0..chunks.min(2) {
-                issue(i)?;
-            }
-            for i in 0..chunks {
-                let b = i % 2;
-                result::event::synchronize(st.events[b]).map_err(driver("cuEventSynchronize"))?;
-                par_copy(st.bufs[b], dst.add(i * CHUNK), size(i), true);
-                if i + 2 < chunks {
-                    issue(i + 2)?;
+            let copy = || -> Result<(), Error> {
+                for i in 0..chunks.min(2) {
+                    issue(i)?;
                 }
-            }
+                for i in 0..chunks {
+                    let b = i % 2;
+                    result::event::synchronize(st.events[b])
+                        .map_err(driver("cuEventSynchronize"))?;
+                    par_copy(st.bufs[b], dst.add(i * CHUNK), size(i), true);
+                    if i + 2 < chunks {
+                        issue(i + 2)?;
+                    }
+                }
+                Ok(())
+            };
+            let copied = copy();
+            // Leave no copy out of `handle` running once the caller may free it.
+            let done =
+                result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"));
+            copied.and(done)?;
         }
         crate::guard::after_read("read")
     }
@@ -266,9 +285,15 @@ mod cuda {
     unsafe fn prefault(dst: *mut u8, len: usize) {
         #[cfg(target_os = "linux")]
         {
-            const PAGE: usize = 4096;
-            let start = (dst as usize).next_multiple_of(PAGE);
-            let end = (dst as usize + len) & !(PAGE - 1);
+            static PAGE_SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+            // SAFETY: sysconf reads a constant of the system.
+            let page =
+                *PAGE_SIZE.get_or_init(|| match unsafe { libc::sysconf(libc::_SC_PAGESIZE) } {
+                    p if p > 0 => p as usize,
+                    _ => 4096,
+                });
+            let start = (dst as usize).next_multiple_of(page);
+            let end = (dst as usize + len) / page * page;
             if end > start {
                 // SAFETY: the range lies inside the caller's writable allocation; populating
                 // pages changes no contents.
@@ -421,7 +446,13 @@ pub(crate) fn download_vec<R: Runtime, E: Scalar>(
     handle: &Handle,
     len: usize,
 ) -> Result<Vec<E>, Error> {
-    let bytes = len * E::DTYPE.size();
+    // `E::DTYPE.size()` is `size_of::<E>()` for every `Scalar`; the raw write below relies on it.
+    let bytes = len
+        .checked_mul(std::mem::size_of::<E>())
+        .ok_or_else(|| Error::Read {
+            message: format!("{len} elements overflow the address space"),
+        })?;
+    debug_assert_eq!(E::DTYPE.size(), std::mem::size_of::<E>());
     #[cfg(feature = "cuda")]
     if bytes >= DIRECT_MIN_BYTES
         && let Some(cuda_client) = as_cuda(client)

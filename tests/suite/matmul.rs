@@ -262,9 +262,9 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         let tc_split = TcShape::split_for(p.m)
             .is_some_and(|s| MatmulVariant::Tc(s).runs_on(&caps, dtype))
             && p.n % (16 / dtype.size()) == 0;
-        // Past 16 rows on CUDA cores, a device that reports its SM count takes SIMT blocks of
-        // the rows' height with a stream-K tail of two cubes per SM instead.
-        let simt_sk = simt && p.m > 16 && p.m <= 64 && caps.num_sms.is_some();
+        // Past 16 rows on CUDA cores (depth 512 or more), a device that reports its SM count
+        // takes SIMT blocks of the rows' height with a stream-K tail of two cubes per SM instead.
+        let simt_sk = simt && p.m > 16 && p.m <= 64 && p.k >= 512 && caps.num_sms.is_some();
         let skinny = !tc_split && !simt_sk && (p.m <= 16 || (simt && p.m <= 64));
         assert_eq!(
             auto == MatmulVariant::Skinny,

@@ -597,9 +597,9 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 /// - **Few rows.** For at most 64 rows on tensor cores with manual MMA, the split-depth shape
 ///   of that height ([`TcShape::split_for`]) where B's rows are 16-byte vectors. Else the
 ///   skinny kernel for at most `SKINNY_MAX_M` rows, or up to `SKINNY_MAX_M_SIMT` on CUDA cores
-///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows and where the
-///   device reports its SM count, SIMT blocks of 32 or 64 rows with a stream-K tail of two
-///   cubes per SM instead.
+///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows, from a depth
+///   of `STREAM_K_MIN_K` and where the device reports its SM count, SIMT blocks of 32 or 64
+///   rows with a stream-K tail of two cubes per SM instead.
 /// - **Tensor cores (f16/bf16).** Products of at most `SHALLOW_K` depth take the 32-deep
 ///   128 × 128 `cp.async` shape where 128 × 128 blocks fill the device. Otherwise manual-MMA
 ///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
@@ -637,6 +637,7 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     // once per 16 rows and took 1.5–1.9× longer at 32 and 64 rows.
     if few_rows_simt
         && spec.m > SKINNY_MAX_M
+        && spec.k >= STREAM_K_MIN_K
         && let Some(sms) = caps.num_sms
     {
         let shape = if spec.m <= 32 {
