@@ -97,11 +97,22 @@ impl<E: Scalar> DeviceTensor<E> {
                 },
             });
         }
-        check_alloc(client, elems * E::DTYPE.size())?;
+        Self::upload_with(client, data, shape, crate::transfer::upload)
+    }
+
+    /// A tensor of `shape` holding `data` (its length already checked against `shape`), moved
+    /// to the device by `upload`.
+    fn upload_with<R: Runtime>(
+        client: &ComputeClient<R>,
+        data: &[E],
+        shape: &[usize],
+        upload: fn(&ComputeClient<R>, &[u8]) -> Result<Handle, Error>,
+    ) -> Result<Self, Error> {
+        check_alloc(client, std::mem::size_of_val(data))?;
         let handle = if data.is_empty() {
             client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
         } else {
-            crate::transfer::upload(client, bytemuck::cast_slice(data))?
+            upload(client, bytemuck::cast_slice(data))?
         };
         Ok(Self {
             handle,
@@ -131,17 +142,7 @@ impl<E: Scalar> DeviceTensor<E> {
                 shape: shape.to_vec(),
             },
         })?;
-        check_alloc(client, std::mem::size_of_val(data))?;
-        let handle = if data.is_empty() {
-            client.empty(E::DTYPE.size()) // cubecl wants a non-empty buffer
-        } else {
-            crate::transfer::upload_pinned(client, bytemuck::cast_slice(data))?
-        };
-        Ok(Self {
-            handle,
-            shape: shape.to_vec(),
-            _elem: PhantomData,
-        })
+        Self::upload_with(client, data, shape, crate::transfer::upload_pinned)
     }
 
     /// Downloads the tensor into the start of `dst` (direct on CUDA: no host copy).

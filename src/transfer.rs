@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 /// Pageable transfers at least this large take cubeport's staged path on CUDA (below it the
 /// fixed cost of a stream sync outweighs the host copies cubecl makes).
 #[cfg(feature = "cuda")]
-const DIRECT_MIN_BYTES: usize = 1 << 20;
+const STAGED_MIN_BYTES: usize = 1 << 20;
 
 #[cfg(feature = "cuda")]
 mod cuda {
@@ -69,6 +69,30 @@ mod cuda {
         Ok((ptr, ordinal))
     }
 
+    /// `handle`'s address and device (see [`address`]), once the calling thread's stream no
+    /// longer uses the memory: cubecl's pool may hand out memory an earlier kernel of this
+    /// stream still reads.
+    fn writable(
+        client: &ComputeClient<CudaRuntime>,
+        handle: &Handle,
+    ) -> Result<(sys::CUdeviceptr, i32), Error> {
+        let target = address(client, handle)?;
+        crate::sync(client)?;
+        Ok(target)
+    }
+
+    /// `handle`'s address and device (see [`address`]), once every launch queued so far on the
+    /// device has finished (another thread's stream may have written the buffer).
+    fn readable(
+        client: &ComputeClient<CudaRuntime>,
+        handle: &Handle,
+    ) -> Result<(sys::CUdeviceptr, i32), Error> {
+        crate::flush(client)?;
+        let source = address(client, handle)?;
+        result::ctx::synchronize().map_err(driver("cuCtxSynchronize"))?;
+        Ok(source)
+    }
+
     /// The primary context of device `ordinal`, retained once per process (as cubecl retains it:
     /// it lives as long as the process).
     fn primary_context(ordinal: i32) -> Result<sys::CUcontext, Error> {
@@ -94,9 +118,7 @@ mod cuda {
         handle: &Handle,
         src: &[u8],
     ) -> Result<(), Error> {
-        let (ptr, _) = address(client, handle)?;
-        // The pool may hand out memory an earlier kernel of this stream still reads.
-        crate::sync(client)?;
+        let (ptr, _) = writable(client, handle)?;
         // SAFETY: `handle` holds at least `src.len()` bytes at `ptr` (the caller allocated it
         // for `src`), nothing on this stream uses them any more, and the copy is synchronous.
         unsafe { result::memcpy_htod_sync(ptr, src) }.map_err(driver("cuMemcpyHtoD"))
@@ -109,9 +131,7 @@ mod cuda {
         handle: &Handle,
         dst: &mut [u8],
     ) -> Result<(), Error> {
-        crate::flush(client)?;
-        let (ptr, _) = address(client, handle)?;
-        result::ctx::synchronize().map_err(driver("cuCtxSynchronize"))?;
+        let (ptr, _) = readable(client, handle)?;
         // SAFETY: `handle` holds at least `dst.len()` bytes (checked by the caller), all work
         // that writes them has finished, and the copy is synchronous.
         unsafe { result::memcpy_dtoh_sync(dst, ptr) }.map_err(driver("cuMemcpyDtoH"))?;
@@ -134,18 +154,21 @@ mod cuda {
 
     /// Bytes per staging chunk: large enough that a chunk's DMA (~0.2 ms at 50 GB/s) amortises
     /// its launch, small enough to keep 16 MiB pinned per device.
-    pub(super) const CHUNK: usize = 8 << 20;
+    const CHUNK: usize = 8 << 20;
 
     type Shared = std::sync::Arc<std::sync::Mutex<Staging>>;
+
+    fn poisoned<T>(_: T) -> Error {
+        Error::Transfer {
+            message: "a thread panicked during a staged transfer".into(),
+        }
+    }
 
     /// The staging chunks of device `ordinal` (its context current), made on first use and kept
     /// for the process, like cubecl's own pools.
     fn staging(ordinal: i32) -> Result<Shared, Error> {
         use std::sync::{Arc, Mutex};
         static ALL: Mutex<Vec<(i32, Shared)>> = Mutex::new(Vec::new());
-        let poisoned = |_| Error::Transfer {
-            message: "a thread panicked during a staged transfer".into(),
-        };
         let mut all = ALL.lock().map_err(poisoned)?;
         if let Some((_, s)) = all.iter().find(|(o, _)| *o == ordinal) {
             return Ok(s.clone());
@@ -173,6 +196,25 @@ mod cuda {
         Ok(s)
     }
 
+    /// Runs `body` with device `ordinal`'s staging chunks to itself, its stream idle on entry
+    /// (should an earlier transfer have failed half way) and again on return, also when `body`
+    /// fails half way: the caller may then free the device buffer, which cubecl's pool may hand
+    /// out again, so no copy queued into or out of it may still be running.
+    fn with_staging(
+        ordinal: i32,
+        body: impl FnOnce(&Staging) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let shared = staging(ordinal)?;
+        let st = shared.lock().map_err(poisoned)?;
+        let sync = || {
+            // SAFETY: the stream is a live stream of cubeport's, used only under this lock.
+            unsafe { result::stream::synchronize(st.stream) }.map_err(driver("cuStreamSynchronize"))
+        };
+        sync()?;
+        let done = body(&st);
+        done.and(sync())
+    }
+
     /// Copies pageable `src` into the start of `handle`'s buffer through the staging chunks;
     /// returns once the data is on the device.
     pub(super) fn write_staged(
@@ -180,23 +222,14 @@ mod cuda {
         handle: &Handle,
         src: &[u8],
     ) -> Result<(), Error> {
-        let (ptr, ordinal) = address(client, handle)?;
-        // The pool may hand out memory an earlier kernel of this stream still reads.
-        crate::sync(client)?;
-        let shared = staging(ordinal)?;
-        let st = shared.lock().map_err(|_| Error::Transfer {
-            message: "a thread panicked during a staged transfer".into(),
-        })?;
-        // SAFETY (whole block): `st`'s chunks hold CHUNK bytes each and are only touched under
-        // its lock; a chunk is refilled only after the event recorded behind its last DMA has
-        // completed (and the stream is idle on entry, should an earlier transfer have failed
-        // half way); `handle` holds at least `src.len()` bytes at `ptr`; the stream is
-        // synchronised before `src` and the chunks are released.
-        unsafe {
-            result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"))?;
-            let queue = || -> Result<(), Error> {
-                for (i, chunk) in src.chunks(CHUNK).enumerate() {
-                    let b = i % 2;
+        let (ptr, ordinal) = writable(client, handle)?;
+        with_staging(ordinal, |st| {
+            for (i, chunk) in src.chunks(CHUNK).enumerate() {
+                let b = i % 2;
+                // SAFETY: the chunks hold CHUNK bytes each and are ours under the staging lock;
+                // chunk `b` is refilled only after the event behind its last DMA has completed;
+                // `handle` holds at least `src.len()` bytes at `ptr`.
+                unsafe {
                     result::event::synchronize(st.events[b])
                         .map_err(driver("cuEventSynchronize"))?;
                     par_copy(chunk.as_ptr(), st.bufs[b], chunk.len(), false);
@@ -207,15 +240,9 @@ mod cuda {
                     result::event::record(st.events[b], st.stream)
                         .map_err(driver("cuEventRecord"))?;
                 }
-                Ok(())
-            };
-            let queued = queue();
-            // Also on an error half way: the caller then frees `handle`, which the pool may
-            // hand out again, so no copy queued into it may still be running.
-            let done =
-                result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"));
-            queued.and(done)
-        }
+            }
+            Ok(())
+        })
     }
 
     /// Copies the first `len` bytes of `handle`'s buffer to `dst` through the staging chunks,
@@ -229,56 +256,45 @@ mod cuda {
         dst: *mut u8,
         len: usize,
     ) -> Result<(), Error> {
-        crate::flush(client)?;
-        let (ptr, ordinal) = address(client, handle)?;
-        result::ctx::synchronize().map_err(driver("cuCtxSynchronize"))?;
-        let shared = staging(ordinal)?;
-        let st = shared.lock().map_err(|_| Error::Transfer {
-            message: "a thread panicked during a staged transfer".into(),
-        })?;
+        let (ptr, ordinal) = readable(client, handle)?;
         let chunks = len.div_ceil(CHUNK);
         let size = |i: usize| CHUNK.min(len - i * CHUNK);
-        // SAFETY: as in `write_staged`; chunk `i` is copied out only after the event recorded
-        // behind its DMA has completed, and refilled (chunk `i + 2`) only after that copy.
-        let issue = |i: usize| unsafe {
-            let b = i % 2;
-            let staged = std::slice::from_raw_parts_mut(st.bufs[b], size(i));
-            let src = ptr + (i * CHUNK) as sys::CUdeviceptr;
-            result::memcpy_dtoh_async(staged, src, st.stream)
-                .map_err(driver("cuMemcpyDtoHAsync"))?;
-            result::event::record(st.events[b], st.stream).map_err(driver("cuEventRecord"))
-        };
-        // SAFETY: see above; `dst` holds `len` writable bytes (the caller's contract).
-        unsafe {
-            result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"))?;
-            let copy = || -> Result<(), Error> {
-                for i in 0..chunks.min(2) {
-                    issue(i)?;
-                }
-                for i in 0..chunks {
-                    let b = i % 2;
+        with_staging(ordinal, |st| {
+            // SAFETY: as in `write_staged`; chunk `i` is copied out only after the event
+            // recorded behind its DMA has completed, and refilled (chunk `i + 2`) only after
+            // that copy.
+            let issue = |i: usize| unsafe {
+                let b = i % 2;
+                let staged = std::slice::from_raw_parts_mut(st.bufs[b], size(i));
+                let src = ptr + (i * CHUNK) as sys::CUdeviceptr;
+                result::memcpy_dtoh_async(staged, src, st.stream)
+                    .map_err(driver("cuMemcpyDtoHAsync"))?;
+                result::event::record(st.events[b], st.stream).map_err(driver("cuEventRecord"))
+            };
+            for i in 0..chunks.min(2) {
+                issue(i)?;
+            }
+            for i in 0..chunks {
+                let b = i % 2;
+                // SAFETY: see above; `dst` holds `len` writable bytes (the caller's contract).
+                unsafe {
                     result::event::synchronize(st.events[b])
                         .map_err(driver("cuEventSynchronize"))?;
                     par_copy(st.bufs[b], dst.add(i * CHUNK), size(i), true);
-                    if i + 2 < chunks {
-                        issue(i + 2)?;
-                    }
                 }
-                Ok(())
-            };
-            let copied = copy();
-            // Leave no copy out of `handle` running once the caller may free it.
-            let done =
-                result::stream::synchronize(st.stream).map_err(driver("cuStreamSynchronize"));
-            copied.and(done)?;
-        }
+                if i + 2 < chunks {
+                    issue(i + 2)?;
+                }
+            }
+            Ok(())
+        })?;
         crate::guard::after_read("read")
     }
 
     /// Maps the pages of `len` bytes at `dst` in one system call (Linux 5.14+): a fresh `Vec`
-    /// otherwise takes one page fault per 4 KiB on the copy, which in virtual machines costs
-    /// more than the copy itself. Best effort: where the
-    /// kernel refuses, the copy faults the pages in as usual.
+    /// otherwise takes one page fault per page on the copy, which in virtual machines costs
+    /// more than the copy itself. Best effort: where the kernel refuses, the copy faults the
+    /// pages in as usual.
     ///
     /// # Safety
     /// `dst` must be valid for writes of `len` bytes.
@@ -414,7 +430,7 @@ fn as_cuda<R: Runtime>(
 /// for large uploads, else through cubecl.
 pub(crate) fn upload<R: Runtime>(client: &ComputeClient<R>, data: &[u8]) -> Result<Handle, Error> {
     #[cfg(feature = "cuda")]
-    if data.len() >= DIRECT_MIN_BYTES
+    if data.len() >= STAGED_MIN_BYTES
         && let Some(cuda_client) = as_cuda(client)
     {
         let handle = client.empty(data.len());
@@ -454,7 +470,7 @@ pub(crate) fn download_vec<R: Runtime, E: Scalar>(
         })?;
     debug_assert_eq!(E::DTYPE.size(), std::mem::size_of::<E>());
     #[cfg(feature = "cuda")]
-    if bytes >= DIRECT_MIN_BYTES
+    if bytes >= STAGED_MIN_BYTES
         && let Some(cuda_client) = as_cuda(client)
     {
         let mut out: Vec<E> = Vec::with_capacity(len);
