@@ -64,6 +64,10 @@ pub struct Caps {
     pub manual_mma: bool,
     /// Whether cmma runs TF32 inputs with f32 accumulators in 16 × 16 × 8 (WMMA, CUDA sm ≥ 80).
     pub tf32: bool,
+    /// Whether float arithmetic is known to carry NaN through (`NaN + x` is NaN): CUDA, whose
+    /// kernels are compiled without fast math. Not on wgpu, where WGSL lets drivers assume no
+    /// NaN (lavapipe drops it from plain sums), so kernels there test with `is_nan`.
+    pub ieee_nan: bool,
 }
 
 impl Caps {
@@ -101,6 +105,7 @@ impl Caps {
                     && c.b_type == float(FloatKind::TF32)
                     && c.cd_type == float(FloatKind::F32)
             }),
+            ieee_nan: backend == BackendKind::Cuda,
             manual_mma: [FloatKind::F16, FloatKind::BF16].into_iter().all(|kind| {
                 props.features.matmul.mma.iter().any(|c| {
                     (c.m, c.n, c.k) == (16, 8, 16)

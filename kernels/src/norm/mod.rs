@@ -34,6 +34,11 @@ pub struct NormConfig {
     /// `0`: read the row twice. `c > 0`: each unit keeps its (at most `c`) vectors in registers
     /// between the passes; needs `row_vecs ≤ c · group`.
     pub cached: usize,
+    /// Test every element with `is_nan` and select per element (drivers that may drop NaN from
+    /// arithmetic: WGSL). Without, plain sums carry NaN and a dead row's scale is made NaN
+    /// once; only for devices whose arithmetic keeps NaN (`Caps::ieee_nan`). The per-element
+    /// tests and selects cost more ALU than the memory time of a half-precision row.
+    pub nan_checks: bool,
 }
 
 /// `Σ` that keeps NaN: either operand's NaN wins, tested with `is_nan` (WGSL lets drivers
@@ -184,23 +189,37 @@ fn normalize_vector<F: Float, N: Size>(
     }
     #[unroll]
     for k in 0..N::value() {
-        let mut r = (f32::cast_from(v[k]) - mean) * inv;
+        let mut r = f32::cast_from(v[k]);
+        if comptime!(cfg.layer) {
+            r -= mean;
+        }
+        r *= inv;
         if comptime!(cfg.weight) {
             r *= f32::cast_from(w[k]);
         }
         if comptime!(cfg.bias) {
             r += f32::cast_from(b[k]);
         }
-        y[k] = F::cast_from(select(dead, nan, r));
+        if comptime!(cfg.nan_checks) {
+            r = select(dead, nan, r);
+        }
+        y[k] = F::cast_from(r);
     }
     y
 }
 
 /// `1/√(stat + eps)`, and whether the row is dead (NaN statistics, or a LayerNorm mean that is
-/// not finite) with the NaN to write then.
+/// not finite) with the NaN to write then. Without `cfg.nan_checks` a dead row's scale is that
+/// NaN, which the arithmetic then carries to every output.
 #[cube]
-fn row_scale(mean: f32, stat: f32, args: NormArgs, #[comptime] layer: bool) -> (f32, bool, f32) {
-    let inv = 1.0 / f32::sqrt(stat + args.eps);
+fn row_scale(
+    mean: f32,
+    stat: f32,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) -> (f32, bool, f32) {
+    let layer = comptime!(cfg.layer);
+    let mut inv = 1.0 / f32::sqrt(stat + args.eps);
     let mut dead = stat.is_nan();
     let mut nan = stat;
     if comptime!(layer) {
@@ -209,6 +228,9 @@ fn row_scale(mean: f32, stat: f32, args: NormArgs, #[comptime] layer: bool) -> (
         // made from the bits of +∞ rather than by arithmetic).
         let qnan = f32::reinterpret(u32::reinterpret(args.inf) | 0x0040_0000u32);
         nan = select(stat.is_nan(), stat, select(mean.is_nan(), mean, qnan));
+    }
+    if comptime!(!cfg.nan_checks) {
+        inv = select(dead, nan, inv);
     }
     (inv, dead, nan)
 }
@@ -243,7 +265,8 @@ fn row_pivot<F: Float, N: Size>(
 
 /// Folds one vector into this unit's sums: `q += ((x − pivot)·scale)²` and (LayerNorm)
 /// `a += (x − pivot)·scale²`, so that over the row `a = mean − pivot` and `q = mean((x −
-/// pivot)²)`. NaN is kept through `is_nan` (see [`SumNan`]).
+/// pivot)²)`. NaN is kept through `is_nan` (see [`SumNan`]) with `cfg.nan_checks`, else by
+/// the arithmetic.
 #[cube]
 fn accumulate<F: Float, N: Size>(
     v: Vector<F, N>,
@@ -251,18 +274,28 @@ fn accumulate<F: Float, N: Size>(
     a: f32,
     q: f32,
     args: NormArgs,
-    #[comptime] layer: bool,
+    #[comptime] cfg: NormConfig,
 ) -> (f32, f32) {
     let mut a = a;
     let mut q = q;
     #[unroll]
     for k in 0..N::value() {
         let x = f32::cast_from(v[k]);
-        let d = (x - pivot) * args.scale;
-        if comptime!(layer) {
-            a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
+        let mut d = x * args.scale;
+        if comptime!(cfg.layer) {
+            d = (x - pivot) * args.scale;
         }
-        q = select(x.is_nan(), x, SumNan::combine(q, d * d));
+        if comptime!(cfg.nan_checks) {
+            if comptime!(cfg.layer) {
+                a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
+            }
+            q = select(x.is_nan(), x, SumNan::combine(q, d * d));
+        } else {
+            if comptime!(cfg.layer) {
+                a += d * args.scale;
+            }
+            q += d * d;
+        }
     }
     (a, q)
 }
@@ -322,7 +355,7 @@ fn norm_row_cached<F: Float, N: Size>(
             if i < args.row_vecs {
                 let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
                 cache[c] = v;
-                let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg.layer);
+                let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg);
                 a = na;
                 q = nq;
             }
@@ -330,7 +363,7 @@ fn norm_row_cached<F: Float, N: Size>(
     }
     let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
-        let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
+        let (inv, dead, nan) = row_scale(mean, stat, args, cfg);
         #[unroll]
         for c in 0..cfg.cached {
             let i = first + c * step;
@@ -367,7 +400,7 @@ fn norm_row_streamed<F: Float, N: Size>(
         let mut i = first;
         while i < args.row_vecs {
             let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
-            let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg.layer);
+            let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg);
             a = na;
             q = nq;
             i += step;
@@ -375,7 +408,7 @@ fn norm_row_streamed<F: Float, N: Size>(
     }
     let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
-        let (inv, dead, nan) = row_scale(mean, stat, args, cfg.layer);
+        let (inv, dead, nan) = row_scale(mean, stat, args, cfg);
         let mut i = first;
         while i < args.row_vecs {
             let mut v = input[row * args.in_pitch + i];

@@ -3,9 +3,8 @@
 //! | variant | mapping | backends |
 //! |---|---|---|
 //! | `plane<w>` | one plane per row (rows < 1024 vectors), shuffles | devices with a fixed plane width (advertised for automatic choice) |
-//! | `plane256` / `shared256` | one cube per long row | all (`plane256`: fixed plane width) |
+//! | `plane64` … `plane1024` / `shared256` … `shared1024` | a cube per long row, as many units as give each about 4 vectors (widest cube: 1024 units or the device's limit) | all (`plane…`: fixed plane width; up to the device's units per cube) |
 //! | `shared32` | 32 units per row, shared-memory tree | all |
-//! | `plane512` … `plane1024` / `shared512` … | a cube of that many units per row (forced) | all (`plane…`: fixed plane width; up to the device's units per cube) |
 //! | `streamed_<group>` | any of the above, the row read twice instead of held in registers (forced) | as its group |
 //!
 //! Every variant is a row group ([`NormVariant::Rows`], [`NormVariant::Streamed`]): each unit

@@ -1,7 +1,7 @@
 //! Pure validation and selection of RMSNorm / LayerNorm: no device, so every error path is
 //! unit-tested.
 
-use crate::ops::group::CUBE_UNITS;
+use crate::ops::group::MAX_GROUP;
 use crate::ops::{RowGroup, gcd, width_dividing};
 use crate::{Caps, DType, Error, Layout, ShapeError};
 use cubeport_kernels::norm::NormConfig;
@@ -9,8 +9,9 @@ use std::fmt;
 
 /// Vectors per unit the automatic choice aims for: a plane per 4096-element row of halves
 /// (512 vectors of 8) holds 16 vectors per lane and measured far below the copy, while f32
-/// rows at 4 vectors per unit of a 256-unit cube come close to it (BENCHMARKS.md, Norm): more
-/// units per row keep more loads in flight per SM.
+/// rows at 4 vectors per unit come close to it, also for 16384-element rows in cubes of 1024
+/// units where 256 units (16 vectors each) were far below (BENCHMARKS.md, Norm): more units
+/// per row keep more loads in flight per SM.
 const NORM_VECTORS_PER_UNIT: usize = 4;
 
 /// Most vectors a unit keeps in registers between the passes (more would spill).
@@ -191,12 +192,14 @@ pub(crate) struct NormPlan {
 
 impl NormVariant {
     /// The automatic choice: [`RowGroup::select`] for the row's vectors, widened (up to a
-    /// cube of 256 units) until each unit holds at most [`NORM_VECTORS_PER_UNIT`] vectors.
+    /// cube of 1024 units, or the device's largest cube) until each unit holds at most
+    /// [`NORM_VECTORS_PER_UNIT`] vectors.
     pub(crate) fn select(caps: &Caps, spec: &NormSpec) -> Self {
         let row_vecs = spec.row_len / spec.vector(caps);
         let base = RowGroup::select(caps, row_vecs);
         let want = row_vecs.div_ceil(NORM_VECTORS_PER_UNIT).next_power_of_two();
-        let group = base.group.max(want.min(CUBE_UNITS as usize) as u32);
+        let widest = 1usize << MAX_GROUP.min(caps.max_units_per_cube.max(1)).ilog2();
+        let group = base.group.max(want.min(widest) as u32);
         NormVariant::Rows(RowGroup { group, ..base })
     }
 
@@ -222,6 +225,7 @@ impl NormVariant {
                 weight: spec.weight,
                 bias: spec.bias,
                 residual: spec.residual,
+                nan_checks: !caps.ieee_nan,
                 cached: if streamed {
                     0
                 } else {
