@@ -177,11 +177,12 @@ macro_rules! backend_suite {
             }
 
             /// Rows from 1 to 65536 elements: cached in registers up to 16 vectors per unit,
-            /// streamed beyond (65536 f32 rows stream with every group).
+            /// streamed beyond (65536 f32 rows stream with every group); 20011 short rows: a
+            /// grid of thousands of cubes with a ragged last one.
             #[rstest]
             fn norm_matches_reference(
                 #[values($(DType::$dt),*)] dtype: DType,
-                #[values((1, 1), (3, 7), (100, 3), (64, 32), (17, 1000), (2, 4097), (4, 16384), (3, 65536))] rows_len: (usize, usize),
+                #[values((1, 1), (3, 7), (100, 3), (64, 32), (17, 1000), (2, 4097), (4, 16384), (3, 65536), (20011, 5))] rows_len: (usize, usize),
             ) {
                 let Some(c) = client("norm_matches_reference") else { return };
                 norm::norm_matches(&c, dtype, rows_len.0, rows_len.1, rows_len.1);
@@ -201,7 +202,7 @@ macro_rules! backend_suite {
             #[rstest]
             fn norm_add_rms_norm_matches_reference(
                 #[values($(DType::$dt),*)] dtype: DType,
-                #[values((3, 7), (17, 1000), (2, 65536))] rows_len: (usize, usize),
+                #[values((3, 7), (17, 1000), (2, 65536), (20011, 5))] rows_len: (usize, usize),
             ) {
                 let Some(c) = client("norm_add_rms_norm_matches_reference") else { return };
                 norm::add_rms_norm_matches(&c, dtype, rows_len.0, rows_len.1);
