@@ -404,13 +404,13 @@ pub fn rejects_bad_shapes<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 /// dtypes the backend lacks are refused up front with `UnsupportedDType`, never run.
-/// `unsupported` lists what the backend may lack: bf16 on wgpu is absent from WGSL but present
-/// through SPIR-V where the Vulkan driver has it (the H200's), so a listed dtype the device does
-/// run is reported and passed over.
+/// `unsupported` lists what the backend lacks: bf16 on wgpu is absent from WGSL, but cubecl's
+/// SPIR-V path has it where the Vulkan driver does (the H200's), so there, and only there, a
+/// listed dtype the device runs is reported and passed over.
 pub fn rejects_unsupported_dtypes<R: Runtime>(client: &ComputeClient<R>, unsupported: &[DType]) {
     let caps = cubeport::caps_of(client);
     for &dtype in unsupported {
-        if dtype.is_supported_by(&caps) {
+        if dtype.is_supported_by(&caps) && caps.runtime_name == "wgpu<spirv>" {
             eprintln!(
                 "{dtype} is supported on {} ({}): nothing to reject",
                 caps.runtime_name, caps.backend

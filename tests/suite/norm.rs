@@ -276,11 +276,12 @@ pub fn norm_in_place<R: Runtime>(client: &ComputeClient<R>) {
     }
 }
 
-/// Rows of NaN, ±∞, values whose squares overflow f32, constant rows, and a row far from zero
-/// with a small spread (the streamed LayerNorm's shifted sums must not cancel), short and long.
+/// Rows of NaN, ±∞, values whose squares overflow f32, constant rows, a row far from zero
+/// with a small spread (the streamed LayerNorm's shifted sums must not cancel), and ±∞ / NaN
+/// as a row's first element (LayerNorm's pivot), short and long.
 pub fn norm_edge_rows<R: Runtime>(client: &ComputeClient<R>) {
     for len in [19, 40_000] {
-        let rows = 6;
+        let rows = 8;
         let mut x: Vec<f32> = seeded(len as u64, rows * len, -3.0, 3.0);
         x[3] = f32::NAN; // row 0: NaN row
         x[len + 5] = f32::INFINITY; // row 1: one +∞
@@ -292,6 +293,8 @@ pub fn norm_edge_rows<R: Runtime>(client: &ComputeClient<R>) {
             *v = 1000.0 + *v * 1e-2; // row 4: offset 1000, spread 0.01
         }
         x[5 * len + 2] = f32::NEG_INFINITY; // row 5: -∞
+        x[6 * len] = f32::INFINITY; // row 6: +∞ first (the pivot)
+        x[7 * len] = f32::NAN; // row 7: NaN first
         let xf = to_f64(&x);
         for kind in NormKind::ALL {
             let (want, tol) = reference_of::<f32>(kind, &xf, None, None, len, DType::F32);

@@ -3,7 +3,7 @@
 //! | variant | mapping | backends |
 //! |---|---|---|
 //! | `plane<w>` | one plane per row (rows < 1024 vectors), shuffles | devices with a fixed plane width (advertised for automatic choice) |
-//! | `plane64` … `plane1024` / `shared256` … `shared1024` | a cube per long row, as many units as give each about 4 vectors (widest cube: 1024 units or the device's limit) | all (`plane…`: fixed plane width; up to the device's units per cube) |
+//! | `plane64` … `plane1024` / `shared64` … `shared1024` | a group as wide as gives each unit about 4 vectors (rows of 256 or more vectors: 64–1024 units; 256 and more take a cube each; widest: 1024 units or the device's limit) | all (`plane…`: fixed plane width; up to the device's units per cube) |
 //! | `shared32` | 32 units per row, shared-memory tree | all |
 //! | `streamed_<group>` | any of the above, the row read twice instead of held in registers (forced) | as its group |
 //!

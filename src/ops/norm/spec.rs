@@ -14,7 +14,8 @@ use std::fmt;
 /// per row keep more loads in flight per SM.
 const NORM_VECTORS_PER_UNIT: usize = 4;
 
-/// Most vectors a unit keeps in registers between the passes (more would spill).
+/// Most vectors a unit of a cube of up to 256 units keeps in registers between the passes
+/// (more would spill; fewer in larger cubes, see `cached_vectors`).
 const MAX_CACHED: usize = 16;
 
 /// Which normalization of the row the op computes.
@@ -236,11 +237,16 @@ impl NormVariant {
     }
 }
 
-/// Vectors each unit keeps in registers between the passes: rows that fit (at most
-/// [`MAX_CACHED`] per unit) are read once; longer rows are read twice. `0` means streamed.
+/// Vectors each unit keeps in registers between the passes: rows that fit are read once;
+/// longer rows are read twice. `0` means streamed. The bound is [`MAX_CACHED`] up to 256 units
+/// per cube and shrinks in proportion above (8 at 512, 4 at 1024): cubecl compiles a kernel
+/// for its cube size (`__launch_bounds__`), which leaves 64 registers per unit at 1024 units,
+/// and 16 cached 16-byte vectors alone would take all of them.
 fn cached_vectors(row_vecs: usize, group: u32) -> usize {
-    let per_unit = row_vecs.div_ceil(group.max(1) as usize);
-    if per_unit <= MAX_CACHED { per_unit } else { 0 }
+    let group = group.max(1) as usize;
+    let per_unit = row_vecs.div_ceil(group);
+    let bound = MAX_CACHED * 256 / group.max(256);
+    if per_unit <= bound { per_unit } else { 0 }
 }
 
 #[cfg(test)]
