@@ -174,12 +174,28 @@ impl TcShape {
     /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
     /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
+        self.shared_bytes_in(dtype, 1)
+    }
+
+    /// Passes of the register-staged epilogue on a device with `max_shared` bytes per cube:
+    /// 1 (the whole block's accumulators staged at once) where that fits, else one fragment
+    /// row of every plane per pass (`frags_m` passes). 1 for the `cp.async` shapes.
+    pub fn epilogue_passes(&self, dtype: DType, max_shared: usize) -> usize {
+        if self.stages > 0 || self.shared_bytes_in(dtype, 1) <= max_shared {
+            1
+        } else {
+            self.frags_m.max(1) as usize
+        }
+    }
+
+    /// [`TcShape::shared_bytes`] with the register-staged epilogue in `passes` passes.
+    fn shared_bytes_in(&self, dtype: DType, passes: usize) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
         // Rows padded by one 16-byte vector.
         let pad = 16 / dtype.size();
         let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
         if self.stages == 0 {
-            2 * stage + bm * (bn + 4) * 4
+            2 * stage + bm / passes.max(1) * (bn + 4) * 4
         } else if self.mma {
             self.stages as usize * stage
         } else {
@@ -257,9 +273,10 @@ impl TcShape {
         }
         let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
         let vec = 16 / dtype.size();
+        let passes = self.epilogue_passes(dtype, caps.max_shared_bytes);
         if !(bm * bk / vec).is_multiple_of(units)
             || !(bk * bn / vec).is_multiple_of(units)
-            || !(bm * bn / 4).is_multiple_of(units)
+            || !(bm / passes * bn / 4).is_multiple_of(units)
         {
             return Err(format!(
                 "{self}: the {units} units must divide the tiles' 16-byte vectors and the block's 4-wide output groups"
@@ -270,7 +287,7 @@ impl TcShape {
                 "{self}: {units} units exceed the device's cube size"
             ));
         }
-        let shared = self.shared_bytes(dtype);
+        let shared = self.shared_bytes_in(dtype, passes);
         if shared > caps.max_shared_bytes {
             return Err(format!(
                 "{self}: {shared} bytes of shared memory exceed the device's {}",
@@ -303,6 +320,7 @@ impl TcShape {
             b_vec,
             c_vec,
             split: false,
+            c_passes: 1,
         }
     }
 }
@@ -399,5 +417,26 @@ impl std::str::FromStr for TcShape {
             ));
         }
         Ok(shape)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Vulkan's 48 KiB: the register-staged 64 × 128 shape fits only with its epilogue in two
+    /// passes (one fragment row per plane each); 128-row blocks do not fit either way; CUDA's
+    /// 227 KiB keeps one pass, and the `cp.async` shapes never split their epilogue.
+    #[test]
+    fn epilogue_passes_fit_small_shared_memory() {
+        let vulkan = 48 << 10;
+        let s = TcShape::T64X128;
+        assert_eq!(s.shared_bytes(DType::F16), 61_440);
+        assert_eq!(s.epilogue_passes(DType::F16, vulkan), 2);
+        assert_eq!(s.shared_bytes_in(DType::F16, 2), 44_544);
+        assert_eq!(s.epilogue_passes(DType::F16, 227 << 10), 1);
+        let big = TcShape::T128_W4X2;
+        assert!(big.shared_bytes_in(DType::F16, big.epilogue_passes(DType::F16, vulkan)) > vulkan);
+        assert_eq!(TcShape::T128_W4X2_A3.epilogue_passes(DType::F16, vulkan), 1);
     }
 }
