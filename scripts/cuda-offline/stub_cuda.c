@@ -92,6 +92,8 @@ CUresult cuMemFree_v2(CUdeviceptr p) { T; return OK; }
 CUresult cuMemFreeAsync(CUdeviceptr p, void *s) { T; return OK; }
 CUresult cuMemAllocHost_v2(void **p, size_t n) { T; *p = host_alloc(n); return *p ? OK : 2; }
 CUresult cuMemFreeHost(void *p) { T; return OK; }
+/* cubeport's staged transfers allocate their pinned chunks with cuMemHostAlloc. */
+CUresult cuMemHostAlloc(void **p, size_t n, unsigned f) { T; *p = host_alloc(n); return *p ? OK : 2; }
 CUresult cuMemHostRegister_v2(void *p, size_t n, unsigned f) { T; return OK; }
 CUresult cuMemHostUnregister(void *p) { T; return OK; }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *h, size_t n, void *s) { T; memcpy((void *)d, h, n); return OK; }

@@ -449,10 +449,7 @@ impl MatmulVariant {
                 let kernel = if s.stages == 0 {
                     let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
                     Kernel::Tc {
-                        cfg: TcConfig {
-                            c_passes: s.epilogue_passes(dtype, caps.max_shared_bytes),
-                            ..s.config(dtype, bias, a_vec, b_vec, w.c4 == 4)
-                        },
+                        cfg: s.config(dtype, bias, a_vec, b_vec, w.c4 == 4),
                         na: w.a16,
                         nb: w.b16,
                         nv,
@@ -681,8 +678,9 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             TcShape::T64X128
         };
         // Where the shape does not run (Vulkan's 48 KiB of shared memory holds no 128-row
-        // block), the 64 × 128 register-staged shape with its epilogue in passes, then `cmma`.
-        return [shape, TcShape::T64X128]
+        // block), the 64 × 128 register-staged shape with its epilogue in two passes, then
+        // `cmma`.
+        return [shape, TcShape::T64X128, TcShape::T64X128_P2]
             .into_iter()
             .map(MatmulVariant::Tc)
             .find(|v| v.runs_on(caps, dtype))

@@ -45,6 +45,12 @@ pub struct TcShape {
     /// the chunks (none where the blocks fill the device); manual-MMA kernel only. Written
     /// `_split<cubes per SM>` after `_mma`.
     pub split: u16,
+    /// The register-staged kernel's epilogue in this many passes (0 or 1: one), each staging
+    /// `frags_m / passes` fragment rows of every plane's f32 accumulators in shared memory, a
+    /// `passes`-th of the memory of one pass: what lets a block fit devices with little shared
+    /// memory (Vulkan's 48 KiB). Divides `frags_m`; register-staged kernel only. Written
+    /// `_p<passes>` before `_tf32`.
+    pub passes: u16,
 }
 
 impl TcShape {
@@ -59,6 +65,9 @@ impl TcShape {
     /// 64 × 128 blocks, 32-deep tiles, 2 × 2 planes of 2 × 4 fragments: outputs too small to
     /// fill the device with 128 × 128 blocks.
     pub const T64X128: TcShape = TcShape::new(2, 2, 2, 4, 32);
+    /// [`TcShape::T64X128`] with its epilogue in two passes: 44544 bytes of shared memory for
+    /// halves, under Vulkan's 48 KiB (one pass takes 61440).
+    pub const T64X128_P2: TcShape = TcShape::T64X128.with_passes(2);
     /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
     pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
     /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
@@ -113,7 +122,14 @@ impl TcShape {
             group: 0,
             tf32: false,
             split: 0,
+            passes: 0,
         }
+    }
+
+    /// The same tiles with the register-staged epilogue in `passes` passes (see
+    /// [`TcShape::passes`]).
+    pub const fn with_passes(self, passes: u16) -> Self {
+        TcShape { passes, ..self }
     }
 
     /// The same tiles with the depth split over the grid (see [`TcShape::split`]).
@@ -174,18 +190,7 @@ impl TcShape {
     /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
     /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
-        self.shared_bytes_in(dtype, 1)
-    }
-
-    /// Passes of the register-staged epilogue on a device with `max_shared` bytes per cube:
-    /// 1 (the whole block's accumulators staged at once) where that fits, else one fragment
-    /// row of every plane per pass (`frags_m` passes). 1 for the `cp.async` shapes.
-    pub fn epilogue_passes(&self, dtype: DType, max_shared: usize) -> usize {
-        if self.stages > 0 || self.shared_bytes_in(dtype, 1) <= max_shared {
-            1
-        } else {
-            self.frags_m.max(1) as usize
-        }
+        self.shared_bytes_in(dtype, self.passes.max(1) as usize)
     }
 
     /// [`TcShape::shared_bytes`] with the register-staged epilogue in `passes` passes.
@@ -216,6 +221,7 @@ impl TcShape {
             group,
             tf32,
             split,
+            passes,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
@@ -246,6 +252,11 @@ impl TcShape {
                 "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
             ));
         }
+        if passes > 1 && (stages > 0 || !frags_m.is_multiple_of(passes)) {
+            return Err(format!(
+                "{self}: an epilogue in passes (_p) is a register-staged option whose passes divide the fragment rows"
+            ));
+        }
         if split > 0 && !mma {
             return Err(format!(
                 "{self}: the split depth (_split) is a manual-MMA option (_mma)"
@@ -273,7 +284,7 @@ impl TcShape {
         }
         let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
         let vec = 16 / dtype.size();
-        let passes = self.epilogue_passes(dtype, caps.max_shared_bytes);
+        let passes = self.passes.max(1) as usize;
         if !(bm * bk / vec).is_multiple_of(units)
             || !(bk * bn / vec).is_multiple_of(units)
             || !(bm / passes * bn / 4).is_multiple_of(units)
@@ -287,7 +298,7 @@ impl TcShape {
                 "{self}: {units} units exceed the device's cube size"
             ));
         }
-        let shared = self.shared_bytes_in(dtype, passes);
+        let shared = self.shared_bytes(dtype);
         if shared > caps.max_shared_bytes {
             return Err(format!(
                 "{self}: {shared} bytes of shared memory exceed the device's {}",
@@ -320,7 +331,7 @@ impl TcShape {
             b_vec,
             c_vec,
             split: false,
-            c_passes: 1,
+            c_passes: self.passes.max(1) as usize,
         }
     }
 }
@@ -348,6 +359,9 @@ impl fmt::Display for TcShape {
         if self.split > 0 {
             write!(f, "_split{}", self.split)?;
         }
+        if self.passes > 1 {
+            write!(f, "_p{}", self.passes)?;
+        }
         if self.tf32 {
             write!(f, "_tf32")?;
         }
@@ -358,17 +372,24 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
+        };
+        let (s_body, passes) = match s_body.rsplit_once("_p") {
+            Some((b, n)) => match n.parse::<u16>() {
+                Ok(n) if n > 1 => (b, n),
+                _ => return Err(bad()),
+            },
+            None => (s_body, 0),
         };
         let (s_body, split) = match s_body.rsplit_once("_split") {
             Some((b, n)) => match n.parse::<u16>() {
@@ -411,6 +432,7 @@ impl std::str::FromStr for TcShape {
         shape.group = group;
         shape.tf32 = tf32;
         shape.split = split;
+        shape.passes = passes;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -425,18 +447,15 @@ mod tests {
     use super::*;
 
     /// Vulkan's 48 KiB: the register-staged 64 × 128 shape fits only with its epilogue in two
-    /// passes (one fragment row per plane each); 128-row blocks do not fit either way; CUDA's
-    /// 227 KiB keeps one pass, and the `cp.async` shapes never split their epilogue.
+    /// passes; its id round-trips; passes must divide the fragment rows of a register-staged
+    /// shape.
     #[test]
     fn epilogue_passes_fit_small_shared_memory() {
-        let vulkan = 48 << 10;
-        let s = TcShape::T64X128;
-        assert_eq!(s.shared_bytes(DType::F16), 61_440);
-        assert_eq!(s.epilogue_passes(DType::F16, vulkan), 2);
-        assert_eq!(s.shared_bytes_in(DType::F16, 2), 44_544);
-        assert_eq!(s.epilogue_passes(DType::F16, 227 << 10), 1);
-        let big = TcShape::T128_W4X2;
-        assert!(big.shared_bytes_in(DType::F16, big.epilogue_passes(DType::F16, vulkan)) > vulkan);
-        assert_eq!(TcShape::T128_W4X2_A3.epilogue_passes(DType::F16, vulkan), 1);
+        assert_eq!(TcShape::T64X128.shared_bytes(DType::F16), 61_440);
+        assert_eq!(TcShape::T64X128_P2.shared_bytes(DType::F16), 44_544);
+        assert_eq!(TcShape::T64X128_P2.to_string(), "tc64x128x32_w2x2_p2");
+        assert_eq!("tc64x128x32_w2x2_p2".parse(), Ok(TcShape::T64X128_P2));
+        assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
+        assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);
     }
 }
