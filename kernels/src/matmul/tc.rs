@@ -42,6 +42,11 @@ pub struct TcConfig {
     /// multiplies one `chunk_k`-deep chunk and writes its f32 partial sums (no epilogue) for
     /// `matmul_skinny_fixup_kernel` to add in order.
     pub split: bool,
+    /// Passes of the register-staged kernel's epilogue (`matmul_tc_kernel` only): 1 stages
+    /// the whole block's f32 accumulators in shared memory at once; `p > 1` (a divisor of
+    /// `frags_m`) stages `frags_m / p` fragment rows of every plane per pass, in a `p`-th of the
+    /// memory, for devices with little shared memory (Vulkan's 48 KiB).
+    pub c_passes: usize,
 }
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
@@ -292,38 +297,52 @@ pub fn matmul_tc_kernel<
     }
 
     // Epilogue through shared memory: fragments out (row stride bn + 4 floats, a multiple of
-    // 16 bytes as WMMA stores need), then 4 consecutive columns per unit and step.
+    // 16 bytes as WMMA stores need), then 4 consecutive columns per unit and step; in
+    // `c_passes` passes of `fpp` fragment rows per plane each (one pass: the whole block).
     let c_row = comptime!(bn + 4);
-    let mut c_s = SharedMemory::<f32>::new(comptime!(bm * (bn + 4)));
+    let fpp = comptime!(cfg.frags_m / cfg.c_passes);
+    let pass_rows = comptime!(16 * fpp * cfg.warps_m);
+    let mut c_s = SharedMemory::<f32>::new(comptime!(pass_rows * (bn + 4)));
     let span = comptime!(15 * (bn + 4) + 16);
-    #[unroll]
-    for i in 0..cfg.frags_m {
-        #[unroll]
-        for j in 0..cfg.frags_n {
-            let at = (wm * comptime!(16 * cfg.frags_m) + i * 16) * c_row
-                + wn * comptime!(16 * cfg.frags_n)
-                + j * 16;
-            cmma::store(
-                &mut c_s.slice_mut(at, at + span),
-                &acc[i * cfg.frags_n + j],
-                comptime!((bn + 4) as u32),
-                cmma::MatrixLayout::RowMajor,
-            );
-        }
-    }
-    sync_cube();
     let per_row = comptime!(bn / 4);
     #[unroll]
-    for l in 0..comptime!(bm * bn / 4 / units) {
-        let s = UNIT_POS as usize + l * units;
-        let lr = s / per_row;
-        let lc = (s % per_row) * 4;
-        let r = p.row0 + lr;
-        let col = p.col0 + lc;
-        let row_start = (p.z * m + r) * c_pitch;
-        let at = lr * c_row + lc;
-        store4::<F, NC, A, SharedMemory<f32>>(
-            c, &c_s, at, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
-        );
+    for pass in 0..cfg.c_passes {
+        #[unroll]
+        for ii in 0..fpp {
+            #[unroll]
+            for j in 0..cfg.frags_n {
+                let at = (wm * comptime!(16 * fpp) + ii * 16) * c_row
+                    + wn * comptime!(16 * cfg.frags_n)
+                    + j * 16;
+                cmma::store(
+                    &mut c_s.slice_mut(at, at + span),
+                    &acc[(pass * fpp + ii) * cfg.frags_n + j],
+                    comptime!((bn + 4) as u32),
+                    cmma::MatrixLayout::RowMajor,
+                );
+            }
+        }
+        sync_cube();
+        #[unroll]
+        for l in 0..comptime!(pass_rows * bn / 4 / units) {
+            let s = UNIT_POS as usize + l * units;
+            let lr = s / per_row;
+            let lc = (s % per_row) * 4;
+            // Staged row `lr` is row `lr mod 16·fpp` of plane row `lr / (16·fpp)`'s pass rows.
+            let br = (lr / comptime!(16 * fpp)) * comptime!(16 * cfg.frags_m)
+                + pass * comptime!(16 * fpp)
+                + lr % comptime!(16 * fpp);
+            let r = p.row0 + br;
+            let col = p.col0 + lc;
+            let row_start = (p.z * m + r) * c_pitch;
+            let at = lr * c_row + lc;
+            store4::<F, NC, A, SharedMemory<f32>>(
+                c, &c_s, at, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+            );
+        }
+        // The next pass overwrites the staging (one barrier more than needed after the last).
+        if comptime!(cfg.c_passes > 1) {
+            sync_cube();
+        }
     }
 }

@@ -45,6 +45,12 @@ pub struct TcShape {
     /// the chunks (none where the blocks fill the device); manual-MMA kernel only. Written
     /// `_split<cubes per SM>` after `_mma`.
     pub split: u16,
+    /// The register-staged kernel's epilogue in this many passes (0 or 1: one), each staging
+    /// `frags_m / passes` fragment rows of every plane's f32 accumulators in shared memory, a
+    /// `passes`-th of the memory of one pass: what lets a block fit devices with little shared
+    /// memory (Vulkan's 48 KiB). Divides `frags_m`; register-staged kernel only. Written
+    /// `_p<passes>` before `_tf32`.
+    pub passes: u16,
 }
 
 impl TcShape {
@@ -59,6 +65,9 @@ impl TcShape {
     /// 64 × 128 blocks, 32-deep tiles, 2 × 2 planes of 2 × 4 fragments: outputs too small to
     /// fill the device with 128 × 128 blocks.
     pub const T64X128: TcShape = TcShape::new(2, 2, 2, 4, 32);
+    /// [`TcShape::T64X128`] with its epilogue in two passes: 44544 bytes of shared memory for
+    /// halves, under Vulkan's 48 KiB (one pass takes 61440).
+    pub const T64X128_P2: TcShape = TcShape::T64X128.with_passes(2);
     /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
     pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
     /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
@@ -113,7 +122,14 @@ impl TcShape {
             group: 0,
             tf32: false,
             split: 0,
+            passes: 0,
         }
+    }
+
+    /// The same tiles with the register-staged epilogue in `passes` passes (see
+    /// [`TcShape::passes`]).
+    pub const fn with_passes(self, passes: u16) -> Self {
+        TcShape { passes, ..self }
     }
 
     /// The same tiles with the depth split over the grid (see [`TcShape::split`]).
@@ -174,12 +190,17 @@ impl TcShape {
     /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
     /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
+        self.shared_bytes_in(dtype, self.passes.max(1) as usize)
+    }
+
+    /// [`TcShape::shared_bytes`] with the register-staged epilogue in `passes` passes.
+    fn shared_bytes_in(&self, dtype: DType, passes: usize) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
         // Rows padded by one 16-byte vector.
         let pad = 16 / dtype.size();
         let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
         if self.stages == 0 {
-            2 * stage + bm * (bn + 4) * 4
+            2 * stage + bm / passes.max(1) * (bn + 4) * 4
         } else if self.mma {
             self.stages as usize * stage
         } else {
@@ -200,6 +221,7 @@ impl TcShape {
             group,
             tf32,
             split,
+            passes,
         } = *self;
         if stages == 1 || stages > 4 {
             return Err(format!("{self}: async stages must be 2, 3 or 4"));
@@ -230,6 +252,11 @@ impl TcShape {
                 "{self}: grouped cube order (_g) is a manual-MMA option (_mma)"
             ));
         }
+        if passes > 1 && (stages > 0 || !frags_m.is_multiple_of(passes)) {
+            return Err(format!(
+                "{self}: an epilogue in passes (_p) is a register-staged option whose passes divide the fragment rows"
+            ));
+        }
         if split > 0 && !mma {
             return Err(format!(
                 "{self}: the split depth (_split) is a manual-MMA option (_mma)"
@@ -257,9 +284,10 @@ impl TcShape {
         }
         let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
         let vec = 16 / dtype.size();
+        let passes = self.passes.max(1) as usize;
         if !(bm * bk / vec).is_multiple_of(units)
             || !(bk * bn / vec).is_multiple_of(units)
-            || !(bm * bn / 4).is_multiple_of(units)
+            || !(bm / passes * bn / 4).is_multiple_of(units)
         {
             return Err(format!(
                 "{self}: the {units} units must divide the tiles' 16-byte vectors and the block's 4-wide output groups"
@@ -303,6 +331,7 @@ impl TcShape {
             b_vec,
             c_vec,
             split: false,
+            c_passes: self.passes.max(1) as usize,
         }
     }
 }
@@ -330,6 +359,9 @@ impl fmt::Display for TcShape {
         if self.split > 0 {
             write!(f, "_split{}", self.split)?;
         }
+        if self.passes > 1 {
+            write!(f, "_p{}", self.passes)?;
+        }
         if self.tf32 {
             write!(f, "_tf32")?;
         }
@@ -340,17 +372,24 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
+        };
+        let (s_body, passes) = match s_body.rsplit_once("_p") {
+            Some((b, n)) => match n.parse::<u16>() {
+                Ok(n) if n > 1 => (b, n),
+                _ => return Err(bad()),
+            },
+            None => (s_body, 0),
         };
         let (s_body, split) = match s_body.rsplit_once("_split") {
             Some((b, n)) => match n.parse::<u16>() {
@@ -393,11 +432,30 @@ impl std::str::FromStr for TcShape {
         shape.group = group;
         shape.tf32 = tf32;
         shape.split = split;
+        shape.passes = passes;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
             ));
         }
         Ok(shape)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Vulkan's 48 KiB: the register-staged 64 × 128 shape fits only with its epilogue in two
+    /// passes; its id round-trips; passes must divide the fragment rows of a register-staged
+    /// shape.
+    #[test]
+    fn epilogue_passes_fit_small_shared_memory() {
+        assert_eq!(TcShape::T64X128.shared_bytes(DType::F16), 61_440);
+        assert_eq!(TcShape::T64X128_P2.shared_bytes(DType::F16), 44_544);
+        assert_eq!(TcShape::T64X128_P2.to_string(), "tc64x128x32_w2x2_p2");
+        assert_eq!("tc64x128x32_w2x2_p2".parse(), Ok(TcShape::T64X128_P2));
+        assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
+        assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);
     }
 }

@@ -83,7 +83,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 28] = [
+    pub const ALL: [MatmulVariant; 29] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -104,6 +104,7 @@ impl MatmulVariant {
         MatmulVariant::Simt(SimtShape::S128X256_A3),
         MatmulVariant::Cmma,
         MatmulVariant::Tc(TcShape::T64X128),
+        MatmulVariant::Tc(TcShape::T64X128_P2),
         MatmulVariant::Tc(TcShape::T128),
         MatmulVariant::Tc(TcShape::T128_W4X2),
         MatmulVariant::Tc(TcShape::T128X256),
