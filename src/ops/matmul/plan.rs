@@ -605,9 +605,7 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
 ///   blocks fill it; manual-MMA 128 × 128 × 64 blocks (else the WMMA 128 × 128 shapes) where
 ///   128 × 128 blocks do; manual-MMA 64 × 128 × 64 blocks (else the register-staged WMMA
-///   64 × 128) below that; the register-staged 64 × 128 shape where the chosen one does not
-///   run (its epilogue in passes fits 48 KiB of shared memory), and `cmma` where no tiled
-///   shape runs. Ragged layouts keep these
+///   64 × 128) below that; `cmma` where the chosen shape does not run. Ragged layouts keep these
 ///   choices: the plan pads what a `cp.async` shape cannot copy (`pads`).
 /// - **CUDA cores.** The vectorized SIMT kernel, the largest whose blocks fill the device
 ///   (128 × 256 in column strips, with its stream-K tail where the device reports its SM
@@ -678,13 +676,14 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             TcShape::T64X128
         };
         // Where the shape does not run (Vulkan's 48 KiB of shared memory holds no 128-row
-        // block), the 64 × 128 register-staged shape with its epilogue in two passes, then
-        // `cmma`.
-        return [shape, TcShape::T64X128, TcShape::T64X128_P2]
-            .into_iter()
-            .map(MatmulVariant::Tc)
-            .find(|v| v.runs_on(caps, dtype))
-            .unwrap_or(MatmulVariant::Cmma);
+        // block), `cmma`. `tc64x128x32_w2x2_p2` fits there but is not yet chosen: it has not
+        // run through SPIR-V's cooperative matrices on a device that has them.
+        let v = MatmulVariant::Tc(shape);
+        return if v.runs_on(caps, dtype) {
+            v
+        } else {
+            MatmulVariant::Cmma
+        };
     }
     if blocks(128, 256) >= fill
         && let Some(v) = simt(SimtShape::S128X256_G8_SK).or_else(|| simt(SimtShape::S128X256_G8))
