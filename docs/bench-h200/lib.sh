@@ -12,7 +12,7 @@ left() { echo $(( LIMIT - ($(date +%s) - start) )); }
 stamp() { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader; }
 # Kills what still runs at LIMIT. Its PID is $dog: `kill $dog` at the end. Never wait for it:
 # wait on the PIDs you started (`wait $pids`), not a bare `wait`, which waits for the watchdog
-# too and spends the whole LIMIT (s18-a lost four minutes of device time so).
+# too and spends the whole LIMIT (s18-a lost about seven minutes of device time so).
 ( sleep "$LIMIT"; pkill -f '.gpu/bin/'; pkill -f compute-sanitizer ) > /dev/null 2>&1 & dog=$!
 # The lines of a criterion run worth keeping.
 pick() { grep -E '^(norm|copy|matmul|softmax|reduce|attention)/|time:|SKIP|panick|error|wrong|unavailable|Unsupported|not timed' | grep -v '%'; }
