@@ -78,12 +78,18 @@ impl RowGroup {
             .filter(|w| w.is_power_of_two() && *w <= CUBE_UNITS)
     }
 
+    /// The widest group this device runs: the largest power of two up to [`MAX_GROUP`] and the
+    /// device's units per cube.
+    pub(crate) fn widest(caps: &Caps) -> u32 {
+        1 << MAX_GROUP.min(caps.max_units_per_cube.max(1)).ilog2()
+    }
+
     /// The comptime configuration, or why this device cannot run the variant. Forcing the plane
     /// path where plane ops are not advertised is allowed when the width is fixed (lavapipe's
     /// subgroups work unadvertised); the caller takes that risk.
     pub(crate) fn config(&self, caps: &Caps, op: &'static str) -> Result<GroupConfig, Error> {
         let unsupported = |reason: String| crate::ops::unsupported(caps, op, reason);
-        let max = MAX_GROUP.min(caps.max_units_per_cube.max(1));
+        let max = Self::widest(caps);
         if !self.group.is_power_of_two() || self.group > max {
             return Err(unsupported(format!(
                 "group {} is not a power of two ≤ {max}",

@@ -405,7 +405,7 @@ pub fn rejects_bad_shapes<R: Runtime>(client: &ComputeClient<R>) {
 
 /// dtypes the backend lacks are refused up front with `UnsupportedDType`, never run.
 /// `unsupported` lists what the backend lacks: bf16 on wgpu is absent from WGSL, but cubecl's
-/// SPIR-V path has it where the Vulkan driver does (the H200's), so there, and only there, a
+/// SPIR-V path has it where the Vulkan driver does, so there, and only there, a
 /// listed dtype the device runs is reported and passed over.
 pub fn rejects_unsupported_dtypes<R: Runtime>(client: &ComputeClient<R>, unsupported: &[DType]) {
     let caps = cubeport::caps_of(client);

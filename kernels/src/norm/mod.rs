@@ -218,11 +218,10 @@ fn row_scale(
     args: NormArgs,
     #[comptime] cfg: NormConfig,
 ) -> (f32, bool, f32) {
-    let layer = comptime!(cfg.layer);
     let mut inv = 1.0 / f32::sqrt(stat + args.eps);
     let mut dead = stat.is_nan();
     let mut nan = stat;
-    if comptime!(layer) {
+    if comptime!(cfg.layer) {
         dead = dead || mean.is_nan() || mean.is_inf();
         // A quiet NaN whatever the mean was (∞ − ∞ is folded to 0 by some drivers, so it is
         // made from the bits of +∞ rather than by arithmetic).
@@ -285,19 +284,26 @@ fn accumulate<F: Float, N: Size>(
         if comptime!(cfg.layer) {
             d = (x - pivot) * args.scale;
         }
-        if comptime!(cfg.nan_checks) {
-            if comptime!(cfg.layer) {
-                a = select(x.is_nan(), x, SumNan::combine(a, d * args.scale));
-            }
-            q = select(x.is_nan(), x, SumNan::combine(q, d * d));
-        } else {
-            if comptime!(cfg.layer) {
-                a += d * args.scale;
-            }
-            q += d * d;
+        if comptime!(cfg.layer) {
+            a = fold(a, d * args.scale, x, cfg.nan_checks);
         }
+        q = fold(q, d * d, x, cfg.nan_checks);
     }
     (a, q)
+}
+
+/// `acc + term`, the sum of element `x`'s term; with `nan_checks` a NaN `x` (or sum) is kept
+/// through `is_nan` (see [`SumNan`]), else by the arithmetic.
+#[cube]
+#[allow(unused_assignments)] // `r` is set in exactly one comptime branch
+fn fold(acc: f32, term: f32, x: f32, #[comptime] nan_checks: bool) -> f32 {
+    let mut r = 0.0f32;
+    if comptime!(nan_checks) {
+        r = select(x.is_nan(), x, SumNan::combine(acc, term));
+    } else {
+        r = acc + term;
+    }
+    r
 }
 
 /// The group's sums combined into `(mean, stat)`: RMSNorm's mean square, or LayerNorm's mean and

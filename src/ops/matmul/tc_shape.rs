@@ -126,6 +126,11 @@ impl TcShape {
         }
     }
 
+    /// Passes of the register-staged epilogue (at least 1; see [`TcShape::passes`]).
+    pub fn epilogue_passes(&self) -> usize {
+        self.passes.max(1) as usize
+    }
+
     /// The same tiles with the register-staged epilogue in `passes` passes (see
     /// [`TcShape::passes`]).
     pub const fn with_passes(self, passes: u16) -> Self {
@@ -190,17 +195,12 @@ impl TcShape {
     /// padded A and B tiles and f32 staging of the whole block's outputs; the async one
     /// `stages` stages and one 16 × 16 f32 scratch tile per plane (the manual-MMA one no scratch).
     pub fn shared_bytes(&self, dtype: DType) -> usize {
-        self.shared_bytes_in(dtype, self.passes.max(1) as usize)
-    }
-
-    /// [`TcShape::shared_bytes`] with the register-staged epilogue in `passes` passes.
-    fn shared_bytes_in(&self, dtype: DType, passes: usize) -> usize {
         let (bm, bn, bk) = (self.bm(), self.bn(), self.bk as usize);
         // Rows padded by one 16-byte vector.
         let pad = 16 / dtype.size();
         let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
         if self.stages == 0 {
-            2 * stage + bm / passes.max(1) * (bn + 4) * 4
+            2 * stage + bm / self.epilogue_passes() * (bn + 4) * 4
         } else if self.mma {
             self.stages as usize * stage
         } else {
@@ -284,7 +284,7 @@ impl TcShape {
         }
         let (bm, bn, bk, units) = (self.bm(), self.bn(), bk as usize, self.units());
         let vec = 16 / dtype.size();
-        let passes = self.passes.max(1) as usize;
+        let passes = self.epilogue_passes();
         if !(bm * bk / vec).is_multiple_of(units)
             || !(bk * bn / vec).is_multiple_of(units)
             || !(bm / passes * bn / 4).is_multiple_of(units)
@@ -331,7 +331,7 @@ impl TcShape {
             b_vec,
             c_vec,
             split: false,
-            c_passes: self.passes.max(1) as usize,
+            c_passes: self.epilogue_passes(),
         }
     }
 }

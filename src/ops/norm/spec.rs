@@ -1,7 +1,7 @@
 //! Pure validation and selection of RMSNorm / LayerNorm: no device, so every error path is
 //! unit-tested.
 
-use crate::ops::group::MAX_GROUP;
+use crate::ops::group::CUBE_UNITS;
 use crate::ops::{RowGroup, gcd, width_dividing};
 use crate::{Caps, DType, Error, Layout, ShapeError};
 use cubeport_kernels::norm::NormConfig;
@@ -199,8 +199,9 @@ impl NormVariant {
         let row_vecs = spec.row_len / spec.vector(caps);
         let base = RowGroup::select(caps, row_vecs);
         let want = row_vecs.div_ceil(NORM_VECTORS_PER_UNIT).next_power_of_two();
-        let widest = 1usize << MAX_GROUP.min(caps.max_units_per_cube.max(1)).ilog2();
-        let group = base.group.max(want.min(widest) as u32);
+        let group = base
+            .group
+            .max(want.min(RowGroup::widest(caps) as usize) as u32);
         NormVariant::Rows(RowGroup { group, ..base })
     }
 
@@ -245,7 +246,8 @@ impl NormVariant {
 fn cached_vectors(row_vecs: usize, group: u32) -> usize {
     let group = group.max(1) as usize;
     let per_unit = row_vecs.div_ceil(group);
-    let bound = MAX_CACHED * 256 / group.max(256);
+    let cube = CUBE_UNITS as usize;
+    let bound = MAX_CACHED * cube / group.max(cube);
     if per_unit <= bound { per_unit } else { 0 }
 }
 
