@@ -139,28 +139,56 @@ pub fn norm_rows_kernel<F: Float, N: Size>(
     }
 }
 
-/// Vector `i` of the row being normalized: `input`, or `input + residual` (in `F`, rounded
-/// once), which is then written to `sum`.
+/// Vectors of a streamed row each unit loads before it sums them (loads in flight per unit).
+const STREAM_BATCH: usize = 4;
+
+/// Vector `i` of the row being normalized (`input`, or `input + residual` rounded to `F`),
+/// read at `min(i, row_vecs − 1)`: the load is unconditional, so a unit's loads of one batch
+/// are all issued before the first is used. Behind a bounds test per vector, NVRTC issued each
+/// load only after the previous vector's sums (offline SASS: one `LDG` per branch region), so
+/// a unit waited for its DRAM round trips one after another. [`fold_vector`] masks the
+/// out-of-row copies.
 #[cube]
-#[allow(clippy::too_many_arguments)]
-fn load_row_vector<F: Float, N: Size>(
+fn load_clamped<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     residual: &Array<Vector<F, N>>,
-    sum: &mut Array<Vector<F, N>>,
     row: usize,
     i: usize,
     args: NormArgs,
     #[comptime] cfg: NormConfig,
-    #[comptime] write_sum: bool,
 ) -> Vector<F, N> {
-    let mut v = input[row * args.in_pitch + i];
+    let j = usize::min(i, args.row_vecs - 1);
+    let mut v = input[row * args.in_pitch + j];
     if comptime!(cfg.residual) {
-        v += residual[row * args.res_pitch + i];
-        if comptime!(write_sum) {
+        v += residual[row * args.res_pitch + j];
+    }
+    v
+}
+
+/// Folds vector `i` (loaded by [`load_clamped`]) into this unit's sums `(a, q)` (see
+/// [`accumulate`]) and, with a residual, writes it to `sum`; a vector past the row's end (a
+/// clamped copy) changes nothing.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn fold_vector<F: Float, N: Size>(
+    v: Vector<F, N>,
+    sum: &mut Array<Vector<F, N>>,
+    row: usize,
+    i: usize,
+    pivot: f32,
+    a: f32,
+    q: f32,
+    args: NormArgs,
+    #[comptime] cfg: NormConfig,
+) -> (f32, f32) {
+    let in_row = i < args.row_vecs;
+    if comptime!(cfg.residual) {
+        if in_row {
             sum[row * args.sum_pitch + i] = v;
         }
     }
-    v
+    let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg);
+    (select(in_row, na, a), select(in_row, nq, q))
 }
 
 /// `(x − mean) · inv · w + b` of one vector (RMSNorm: `mean = 0`); a dead row (NaN statistics)
@@ -239,11 +267,9 @@ fn row_scale(
 /// residual the cube syncs after reading it, since `sum` may alias `input` or `residual` and
 /// unit 0 rewrites element 0 in the first pass.
 #[cube]
-#[allow(clippy::too_many_arguments)]
 fn row_pivot<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     residual: &Array<Vector<F, N>>,
-    sum: &mut Array<Vector<F, N>>,
     valid: bool,
     row: usize,
     args: NormArgs,
@@ -252,7 +278,7 @@ fn row_pivot<F: Float, N: Size>(
     let mut pivot = 0.0f32;
     if comptime!(cfg.layer) {
         if valid {
-            let v0 = load_row_vector::<F, N>(input, residual, sum, row, 0, args, cfg, false);
+            let v0 = load_clamped::<F, N>(input, residual, row, 0, args, cfg);
             pivot = f32::cast_from(v0[0]);
         }
         if comptime!(cfg.residual) {
@@ -350,21 +376,22 @@ fn norm_row_cached<F: Float, N: Size>(
 ) {
     let step = CUBE_DIM_X as usize;
     let first = UNIT_POS_X as usize;
-    let pivot = row_pivot::<F, N>(input, residual, sum, valid, row, args, cfg);
+    let pivot = row_pivot::<F, N>(input, residual, valid, row, args, cfg);
     let mut cache = Array::<Vector<F, N>>::new(cfg.cached);
     let mut a = 0.0f32;
     let mut q = 0.0f32;
     if valid {
+        // Every load first, then the sums: see `load_clamped`.
         #[unroll]
         for c in 0..cfg.cached {
-            let i = first + c * step;
-            if i < args.row_vecs {
-                let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
-                cache[c] = v;
-                let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg);
-                a = na;
-                q = nq;
-            }
+            cache[c] = load_clamped::<F, N>(input, residual, row, first + c * step, args, cfg);
+        }
+        #[unroll]
+        for c in 0..cfg.cached {
+            let (na, nq) =
+                fold_vector::<F, N>(cache[c], sum, row, first + c * step, pivot, a, q, args, cfg);
+            a = na;
+            q = nq;
         }
     }
     let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
@@ -399,31 +426,53 @@ fn norm_row_streamed<F: Float, N: Size>(
 ) {
     let step = CUBE_DIM_X as usize;
     let first = UNIT_POS_X as usize;
-    let pivot = row_pivot::<F, N>(input, residual, sum, valid, row, args, cfg);
+    let pivot = row_pivot::<F, N>(input, residual, valid, row, args, cfg);
     let mut a = 0.0f32;
     let mut q = 0.0f32;
     if valid {
+        // `STREAM_BATCH` loads in flight per unit, then their sums (see `load_clamped`).
+        let mut batch = Array::<Vector<F, N>>::new(STREAM_BATCH);
         let mut i = first;
         while i < args.row_vecs {
-            let v = load_row_vector::<F, N>(input, residual, sum, row, i, args, cfg, true);
-            let (na, nq) = accumulate::<F, N>(v, pivot, a, q, args, cfg);
-            a = na;
-            q = nq;
-            i += step;
+            #[unroll]
+            for b in 0..STREAM_BATCH {
+                batch[b] = load_clamped::<F, N>(input, residual, row, i + b * step, args, cfg);
+            }
+            #[unroll]
+            for b in 0..STREAM_BATCH {
+                let (na, nq) =
+                    fold_vector::<F, N>(batch[b], sum, row, i + b * step, pivot, a, q, args, cfg);
+                a = na;
+                q = nq;
+            }
+            i += STREAM_BATCH * step;
         }
     }
     let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
         let (inv, dead, nan) = row_scale(mean, stat, args, cfg);
+        let mut batch = Array::<Vector<F, N>>::new(STREAM_BATCH);
         let mut i = first;
         while i < args.row_vecs {
-            let mut v = input[row * args.in_pitch + i];
-            if comptime!(cfg.residual) {
-                v = sum[row * args.sum_pitch + i];
+            #[unroll]
+            for b in 0..STREAM_BATCH {
+                let j = usize::min(i + b * step, args.row_vecs - 1);
+                if comptime!(cfg.residual) {
+                    batch[b] = sum[row * args.sum_pitch + j];
+                } else {
+                    batch[b] = input[row * args.in_pitch + j];
+                }
             }
-            output[row * args.out_pitch + i] =
-                normalize_vector::<F, N>(v, weight, bias, i, mean, inv, dead, nan, cfg);
-            i += step;
+            #[unroll]
+            for b in 0..STREAM_BATCH {
+                let j = i + b * step;
+                if j < args.row_vecs {
+                    output[row * args.out_pitch + j] = normalize_vector::<F, N>(
+                        batch[b], weight, bias, j, mean, inv, dead, nan, cfg,
+                    );
+                }
+            }
+            i += STREAM_BATCH * step;
         }
     }
 }
