@@ -169,7 +169,7 @@ fn load_clamped<F: Float, N: Size>(
 /// [`accumulate`]) and, with a residual, writes it to `sum`; a vector past the row's end (a
 /// clamped copy) changes nothing.
 #[cube]
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::collapsible_if)] // the outer `if` is comptime
 fn fold_vector<F: Float, N: Size>(
     v: Vector<F, N>,
     sum: &mut Array<Vector<F, N>>,
