@@ -91,7 +91,7 @@ pub struct NormArgs {
 /// row with ±∞ (or a mean square beyond f32) gives NaN at the infinite entries and `0 · w`
 /// elsewhere; LayerNorm of a row with ±∞ is NaN throughout (its mean is not finite).
 ///
-/// Preconditions: each array holds `(rows − 1) · pitch + row_vecs` vectors (`weight`, `bias`:
+/// Preconditions: `row_vecs ≥ 1`; each array holds `(rows − 1) · pitch + row_vecs` vectors (`weight`, `bias`:
 /// `row_vecs`); `cfg.group` as in [`GroupConfig`]; with `cfg.cached = c > 0`,
 /// `row_vecs ≤ c · cfg.group.group`; `pitches` = the row pitches (vectors) of `input`,
 /// `residual`, `sum`, `output`; `scale = 1/√n`, `inv_n = 1/n` for rows of `n` elements;

@@ -82,7 +82,7 @@ pub fn softmax_vector<F: Float, N: Size>(
 /// Edge semantics (the f64 reference's): a row of all `-inf` gives NaN; `-inf` elements of an
 /// otherwise finite row give 0 (log: `-inf`); a NaN anywhere in a row makes the row NaN.
 /// Row `r` starts at vector `r · in_pitch` of `input` and `r · out_pitch` of `output` (pitches
-/// ≥ `row_vecs`: padded rows). Preconditions: both arrays hold `(rows − 1) · pitch + row_vecs`
+/// ≥ `row_vecs`: padded rows). Preconditions: `row_vecs ≥ 1`; both arrays hold `(rows − 1) · pitch + row_vecs`
 /// vectors; `cfg.group` as in
 /// [`GroupConfig`]; with `cfg.cached = c > 0`, `row_vecs ≤ c · cfg.group.group`; `inf = +∞`.
 #[cube(launch_unchecked)]
@@ -128,16 +128,17 @@ fn softmax_row_cached<F: Float, N: Size>(
     let mut cache = Array::<Vector<F, N>>::new(cfg.cached);
     let mut m = neg_inf;
     if valid {
+        // Unconditional loads at `min(i, row_vecs − 1)`, so a unit's loads are all in flight
+        // before the first is used (behind a bounds test per vector NVRTC serialized them); a
+        // clamped copy repeats an element of the row, which leaves the maximum unchanged, and
+        // the later passes skip it.
         #[unroll]
         for c in 0..cfg.cached {
-            let i = first + c * step;
-            if i < row_vecs {
-                let v = input[base + i];
-                cache[c] = v;
-                #[unroll]
-                for k in 0..N::value() {
-                    m = Max::combine(m, f32::cast_from(v[k]));
-                }
+            let v = input[base + usize::min(first + c * step, row_vecs - 1)];
+            cache[c] = v;
+            #[unroll]
+            for k in 0..N::value() {
+                m = Max::combine(m, f32::cast_from(v[k]));
             }
         }
     }
