@@ -465,6 +465,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn attention_properties() {
+                let Some(c) = client("attention_properties") else { return };
+                crate::suite::props::attention_props(&c);
+            }
+
+            #[test]
             fn vector_wider_than_device_is_refused() {
                 let Some(c) = client("vector_wider_than_device_is_refused") else { return };
                 crate::suite::hardening::vector_wider_than_device(&c);

@@ -290,3 +290,121 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
         })
         .unwrap();
 }
+
+/// Attention values: ordinary ones with NaN, signed zeros and subnormals among them (±∞ and
+/// huge values would overflow the scores, whose f32 arithmetic the reference does not model).
+fn attention_value() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        40 => -2.0f32..2.0,
+        1 => Just(f32::NAN),
+        1 => Just(-0.0f32),
+        1 => Just(1.0e-40f32),
+    ]
+}
+
+pub fn attention_props<R: Runtime>(client: &ComputeClient<R>) {
+    use cubeport::AttentionOptions;
+    use cubeport::reference::AttentionShape;
+    // (batch, kv heads, group, sq, sk, head dim, causal, scale, broken): `broken` gives the
+    // keys a head count that does not divide the queries' (must be a typed error).
+    let dims = (
+        1usize..3,
+        1usize..3,
+        1usize..3,
+        1usize..40,
+        1usize..60,
+        prop_oneof![1usize..33, Just(64usize)],
+        any::<bool>(),
+        prop_oneof![Just(None), (0.05f32..1.0).prop_map(Some)],
+        prop_oneof![9 => Just(false), 1 => Just(true)],
+    );
+    let strategy = dims.prop_flat_map(|(b, hk, g, sq, sk, d, causal, scale, broken)| {
+        let h = hk * g;
+        // A key head count that divides no query head count of at least 2: h + 1.
+        let hk = if broken { h + 1 } else { hk };
+        let v = |n| proptest::collection::vec(attention_value(), n);
+        (
+            Just((b, h, hk, sq, sk, d, causal, scale, broken)),
+            v(b * h * sq * d),
+            v(b * hk * sk * d),
+            v(b * hk * sk * d),
+        )
+    });
+    runner(24)
+        .run(
+            &strategy,
+            |((b, h, hk, sq, sk, d, causal, scale, broken), q, k, v)| {
+                let dq = DeviceTensor::from_slice(client, &q, &[b, h, sq, d]).unwrap();
+                let dk = DeviceTensor::from_slice(client, &k, &[b, hk, sk, d]).unwrap();
+                let dv = DeviceTensor::from_slice(client, &v, &[b, hk, sk, d]).unwrap();
+                let mut out = poisoned::<R, f32>(client, &[b, h, sq, d]).unwrap();
+                let mut opts = AttentionOptions::default();
+                if causal {
+                    opts = opts.causal();
+                }
+                if let Some(s) = scale {
+                    opts = opts.scale(s);
+                }
+                let what =
+                    format!("B{b} H{h}/{hk} Sq{sq} Sk{sk} D{d} causal {causal} scale {scale:?}");
+                let result = cubeport::attention_into(
+                    client,
+                    dq.as_ref(),
+                    dk.as_ref(),
+                    dv.as_ref(),
+                    out.as_mut(),
+                    None,
+                    opts,
+                );
+                match result {
+                    Ok(()) => {
+                        prop_assert!(
+                            !broken,
+                            "{what}: key heads not dividing the query heads were accepted"
+                        );
+                        let shape = AttentionShape {
+                            batch: b,
+                            heads: h,
+                            kv_heads: hk,
+                            sq,
+                            sk,
+                            head_dim: d,
+                        };
+                        let s = scale.map_or(1.0 / (d as f64).sqrt(), f64::from);
+                        let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
+                        let (want, _) = reference::attention(&qf, &kf, &vf, shape, causal, s);
+                        let mags = reference::attention_magnitudes(&qf, &kf, &vf, shape, causal, s);
+                        let finite_max = |x: &[f64]| {
+                            x.iter()
+                                .filter(|v| v.is_finite())
+                                .fold(0.0f64, |m, v| m.max(v.abs()))
+                        };
+                        let score_abs = s.abs() * finite_max(&qf) * finite_max(&kf) * d as f64;
+                        let want: Vec<f64> = want.into_iter().map(|x| x as f32 as f64).collect();
+                        let got = to_f64(&out.to_vec(client).unwrap());
+                        let c = compare_each(&got, &want, |i| {
+                            let t = Tolerance::attention(
+                                cubeport::DType::F32,
+                                sk,
+                                d,
+                                mags[i],
+                                score_abs,
+                            );
+                            // Subnormal inputs may be flushed to zero (NVIDIA's Vulkan driver does).
+                            Tolerance {
+                                atol: t.atol.max(f32::MIN_POSITIVE as f64 * 1e3),
+                                ..t
+                            }
+                        });
+                        prop_assert!(c.ok(), "{what}: {c}");
+                    }
+                    Err(Error::Shape { .. }) => {
+                        prop_assert!(broken, "{what}: typed error for valid input")
+                    }
+                    Err(e) => prop_assert!(false, "{what}: unexpected error {e}"),
+                }
+                Ok(())
+            },
+        )
+        .unwrap();
+}
