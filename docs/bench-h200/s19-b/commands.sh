@@ -1,18 +1,40 @@
 #!/usr/bin/env bash
-# s19-b: profiles before changing code (same binaries as s19-a).
+# s19-b (prepared in s19, not yet run: no GPU was lent in s19). Binaries of s19's last commit.
+#  - Norm and softmax with their row loads issued together (81b64b5, softmax after it) against
+#    the device copy, every dtype, 16384 x 4096 and 4096 x 16384 (s18-b: f16 rms/layer 0.88/0.78).
+#  - f16 / bf16 m = 64 x 4096 x 4096: the automatic split shape against deeper cp.async
+#    pipelines of the same blocks (tc64x64x64_w2x2_a6_mma, _a8_mma; cuBLAS 9.75 us, ours 22.7)
+#    and cuBLAS, after matmul_variants checked them against f64.
 #  - ncu on the norm kernels at 16384 x 4096 in f32 / f16 / bf16 (why halves and LayerNorm
 #    trail the copy: occupancy, stall reasons, DRAM throughput);
 #  - ncu kernel durations of the decode-shape matmuls (f16, m = 1 / 8 / 64) and cuBLAS's, to
 #    split the host-timed gap into device time and host time;
 #  - ncu stall reasons of the automatic attention kernel (f16 D128);
 #  - compute-sanitizer racecheck / memcheck of tc64x128x32_w2x2_p2 (new in s18).
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=420 bash docs/bench-h200/s19-b/commands.sh
+# Pack as s19-a's header says, keeping bench-activation, bench-reduce, bench-matmul,
+# bench-attention and example-matmul_variants in .gpu/bin.
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s19-b/commands.sh
 set -u
-LIMIT=${LIMIT:-420}
+LIMIT=${LIMIT:-560}
 source docs/bench-h200/lib.sh
 B=.gpu/bin
 export CUBEPORT_KERNEL_CACHE=off
 NCU="ncu --clock-control none"
+DEEP=tc64x64x64_w2x2_a6_mma,tc64x64x64_w2x2_a8_mma,tc64x64x64_w2x2_a6_mma_split1,tc64x128x64_w2x2_a6_mma
+{
+stamp
+echo "##### deep pipelines: matmul_variants against f64 (every dtype, forced)"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$DEEP timeout 90 $B/example-matmul_variants 2>&1 | grep -vE ' = [0-9.]+e-(0[4-9]|[1-9][0-9])$' | head -30
+echo "##### copy, norm and softmax, every dtype (automatic)"
+CUBEPORT_BACKEND=cuda run 25 $B/bench-activation --bench 'copy/vec/.*/(f32|f16|bf16)/'
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm,softmax CUBEPORT_NORM_SHAPES=16384x4096,4096x16384 \
+  run 150 $B/bench-reduce --bench '(norm/[a-z_]*_auto|softmax/[a-z_]*auto)'
+echo "##### m = 64 (and 32) f16 / bf16: automatic, deep pipelines, cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$DEEP CUBEPORT_BENCH_DTYPES=f16,bf16 \
+  CUBEPORT_MATMUL_SIZES=32x4096x4096,64x4096x4096 CUBEPORT_PEER_SIZES=32x4096x4096,64x4096x4096 \
+  run 90 $B/bench-matmul --bench 'matmul/(auto|tc|cublas)[^/]*/cuda/'
+stamp
+} > "$OUT/bench.txt" 2>&1
 SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section MemoryWorkloadAnalysis --section SchedulerStats"
 stamp > "$OUT/ncu-norm.txt"
 for d in f32 f16 bf16; do

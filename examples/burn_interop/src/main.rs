@@ -9,9 +9,10 @@
 //! ordered with Burn's ops without any sync.
 //!
 //! For each backend with a device (wgpu: Vulkan or lavapipe; CUDA), this runs cubeport's fused
-//! bias + GELU, softmax, RMSNorm, LayerNorm and matmul-with-epilogue on Burn tensors and checks
-//! each against Burn's own ops (`gelu(x + b)`, `softmax(x, 1)`, the norms composed of
-//! `mean_dim`, `sqrt` and broadcasts, `gelu(a.matmul(b) + bias)`); the matmul also against
+//! bias + GELU, softmax, RMSNorm, LayerNorm, matmul-with-epilogue and causal grouped-query
+//! attention on Burn tensors and checks each against Burn's own ops (`gelu(x + b)`,
+//! `softmax(x, 1)`, the norms composed of `mean_dim`, `sqrt` and broadcasts,
+//! `gelu(a.matmul(b) + bias)`, `softmax(q·kᵀ·scale + mask)·v`); the matmul and attention also against
 //! an f64 host reference, because Burn's CUDA matmul runs f32 on TF32 tensor cores (cubek's
 //! automatic choice) while cubeport's is true f32: the two agree to TF32 precision, cubeport
 //! matches f64 to f32 precision. Exit status 1 on any mismatch. Backends without a device print `SKIP` (a failure under `CUBEPORT_STRICT=1`).
@@ -67,7 +68,7 @@ fn max_abs_diff<R: CubeRuntime, const D: usize>(
         .fold(0.0, f32::max)
 }
 
-/// Runs the three ops on `device`; returns the failures.
+/// Runs the ops on `device`; returns the failures.
 fn check<R: CubeRuntime>(device: R::Device, name: &str) -> Result<Vec<String>, cubeport::Error> {
     let mut failures = Vec::new();
     let mut report = |what: &str, diff: f32, tol: f32| {
@@ -205,6 +206,91 @@ fn check<R: CubeRuntime>(device: R::Device, name: &str) -> Result<Vec<String>, c
         diff,
         2.0 / 1024.0,
     );
+
+    // 5. attention, causal (bottom-right, Sq < Sk), grouped-query keys (4 query heads on 2 key
+    //    heads), the queries a `[B, S, H, D]` Burn tensor seen as `[B, H, S, D]` (swap_dims:
+    //    strides, no copy); against Burn's composition (keys repeated per group, matmul, an
+    //    additive −∞ mask, softmax, matmul), and against the f64 reference on the host.
+    let (bsz, heads, kv_heads, sq, sk, d) = (2, 4, 2, 37, 53, 64);
+    let uniform = Distribution::Uniform(-1.0, 1.0);
+    let q = Tensor::<Backend<R>, 4>::random([bsz, sq, heads, d], uniform, &device).swap_dims(1, 2);
+    let kk = Tensor::<Backend<R>, 4>::random([bsz, kv_heads, sk, d], uniform, &device);
+    let vv = Tensor::<Backend<R>, 4>::random([bsz, kv_heads, sk, d], uniform, &device);
+    let (pq, pk, pv) = (primitive(&q), primitive(&kk), primitive(&vv));
+    let out = primitive(&Tensor::<Backend<R>, 4>::empty(
+        [bsz, heads, sq, d],
+        &device,
+    ));
+    let out_handle = out.clone();
+    cubeport::attention_into(
+        &client,
+        view(&pq),
+        view(&pk),
+        view(&pv),
+        view_mut(&out),
+        None,
+        cubeport::AttentionOptions::default().causal(),
+    )?;
+    let scale = 1.0 / (d as f64).sqrt();
+    let group = heads / kv_heads;
+    let per_head = |t: Tensor<Backend<R>, 4>| {
+        t.unsqueeze_dim::<5>(2)
+            .repeat_dim(2, group)
+            .reshape([bsz, heads, sk, d])
+    };
+    // Key j is visible from query i when j + sq ≤ i + sk.
+    let mask: Vec<f32> = (0..sq * sk)
+        .map(|ij| {
+            let (i, j) = (ij / sk, ij % sk);
+            if j + sq <= i + sk {
+                0.0
+            } else {
+                f32::NEG_INFINITY
+            }
+        })
+        .collect();
+    let mask = Tensor::<Backend<R>, 4>::from_data(
+        burn::tensor::TensorData::new(mask, [1, 1, sq, sk]),
+        &device,
+    );
+    let scores = q.clone().matmul(per_head(kk.clone()).swap_dims(2, 3)) * scale + mask;
+    let burn = softmax(scores, 3).matmul(per_head(vv.clone()));
+    let ours = from_primitive::<R, 4>(out_handle);
+    // Burn's CUDA matmul runs on TF32 (see 4): agreement to that precision.
+    report(
+        "attention vs burn",
+        max_abs_diff(ours.clone(), burn),
+        2.0 / 1024.0,
+    );
+    let host4 =
+        |t: &Tensor<Backend<R>, 4>| t.clone().into_data().to_vec::<f32>().unwrap_or_default();
+    let f64s = |v: Vec<f32>| v.into_iter().map(f64::from).collect::<Vec<_>>();
+    let shape = cubeport::reference::AttentionShape {
+        batch: bsz,
+        heads,
+        kv_heads,
+        sq,
+        sk,
+        head_dim: d,
+    };
+    let (want, _) = cubeport::reference::attention(
+        &f64s(host4(&q)),
+        &f64s(host4(&kk)),
+        &f64s(host4(&vv)),
+        shape,
+        true,
+        scale,
+    );
+    let got = host4(&ours);
+    let worst = if got.len() == want.len() {
+        got.iter()
+            .zip(&want)
+            .map(|(g, w)| (*g as f64 - w).abs())
+            .fold(0.0f64, f64::max) as f32
+    } else {
+        f32::INFINITY
+    };
+    report("attention vs f64", worst, 1e-5);
     Ok(failures)
 }
 

@@ -253,7 +253,7 @@ fn frag_buffers<F: Float, NA: Size, NB: Size>(
 /// `chunks` and `chunk_k` are unused.
 ///
 /// Preconditions: `NA = NB = 8` with the layouts of [`fn@super::matmul_tc_async_kernel`];
-/// `bk` a multiple of 32 (an even number of 16-deep steps); `2 ≤ stages ≤ 4`; `NC = 2` exactly
+/// `bk` a multiple of 32 (an even number of 16-deep steps); `2 ≤ stages ≤ 8`; `NC = 2` exactly
 /// when `cfg.c_vec` (`n` and `c_pitch` even, C 4-byte aligned), else `NC = 1`; the device has
 /// manual MMA m16n8k16 for `F` with f32 accumulators (CUDA sm ≥ 80).
 #[cube(launch_unchecked)]

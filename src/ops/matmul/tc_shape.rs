@@ -8,7 +8,7 @@ use std::fmt;
 /// Shape of the tiled tensor-core kernels ([`MatmulVariant::Tc`](super::MatmulVariant::Tc)):
 /// `warps_m × warps_n` planes per cube, each `frags_m × frags_n` fragments of 16 × 16, `bk`-deep
 /// shared tiles, and how the tiles reach shared memory: through registers, two stages
-/// (`stages = 0`), or by `cp.async` with `stages` (2–4) tiles in flight. Written
+/// (`stages = 0`), or by `cp.async` with `stages` (2–4; 2–8 with manual MMA) tiles in flight. Written
 /// `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>`, with `_a<stages>` for the async pipeline
 /// (`bm = 16·frags_m·warps_m`, `bn = 16·frags_n·warps_n`), which [`str::parse`] reads back. The
 /// async pipeline copies A and B rows as 16-byte vectors (contiguous rows; `k`, `n` and the
@@ -26,7 +26,7 @@ pub struct TcShape {
     pub frags_n: u16,
     /// Shared tile depth (a multiple of 16).
     pub bk: u16,
-    /// `cp.async` stages (2–4), or 0 for the register-staged kernel.
+    /// `cp.async` stages (2–4; 2–8 with manual MMA), or 0 for the register-staged kernel.
     pub stages: u16,
     /// Fragments through cubecl's manual MMA (`ldmatrix` + `mma.sync.m16n8k16`, accumulators
     /// in registers) instead of WMMA; async pipeline only. Written with a `_mma` suffix.
@@ -223,8 +223,13 @@ impl TcShape {
             split,
             passes,
         } = *self;
-        if stages == 1 || stages > 4 {
-            return Err(format!("{self}: async stages must be 2, 3 or 4"));
+        // Deeper pipelines keep more of B in flight where few cubes share the device (decode
+        // shapes); only the manual-MMA kernel is built for them.
+        let most = if mma { 8 } else { 4 };
+        if stages == 1 || stages > most {
+            return Err(format!(
+                "{self}: async stages must be 2 to 4 (2 to 8 with manual MMA)"
+            ));
         }
         if mma && stages == 0 {
             return Err(format!(
