@@ -75,10 +75,26 @@ fn bench_quick_json_matches_the_schema() {
         !validator.is_valid(&broken),
         "a report without copy_gbps passed"
     );
-    let mut extra = report;
+    let mut extra = report.clone();
     extra["backends"][0]["kernels"][0]["surprise"] = serde_json::json!(1);
     assert!(
         !validator.is_valid(&extra),
         "an unknown kernel field passed"
+    );
+    // A run with one backend has no cross-backend points; a two-backend entry (what a CUDA +
+    // wgpu run writes) validates, and one without its ratio does not.
+    let mut two = report;
+    let point = serde_json::json!({
+        "family": "matmul", "variant": "auto", "dtype": "f32", "size": "64x64x64",
+        "base": "cuda", "other": "wgpu", "base_s": 2.0e-5, "other_s": 4.0e-5, "ratio": 0.5
+    });
+    two["portability"] = serde_json::json!([point.clone()]);
+    assert!(validator.is_valid(&two), "a portability point was refused");
+    let mut no_ratio = point;
+    no_ratio.as_object_mut().expect("point").remove("ratio");
+    two["portability"] = serde_json::json!([no_ratio]);
+    assert!(
+        !validator.is_valid(&two),
+        "a portability point without its ratio passed"
     );
 }

@@ -51,7 +51,7 @@ use crate::timing::Clock;
 use cubeport::cubecl::prelude::*;
 use cubeport::{BackendKind, Error};
 use cubeport_cli::cases::{self, Case, Scale};
-use report::{BackendReport, Ceilings, Phase, Report, SCHEMA, print_report};
+use report::{BackendReport, Ceilings, Phase, Report, SCHEMA, print_portability, print_report};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -159,6 +159,7 @@ pub fn run(args: BenchArgs) -> ExitCode {
             created_unix: 0,
             quick: args.quick,
             backends: Vec::new(),
+            portability: Vec::new(),
         },
         failed: false,
     };
@@ -186,6 +187,8 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
         match bench_backend(&client, kind, self.args) {
             Ok(r) => {
                 self.report.backends.push(r);
+                self.report.portability = report::portability(&self.report.backends);
+                print_portability(&self.report.portability);
                 // Written after every backend, so a run cut short keeps what it measured.
                 if let Err(e) = self.write() {
                     eprintln!("{e}");

@@ -6,13 +6,103 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-pub const SCHEMA: &str = "cubeport-bench/6";
+pub const SCHEMA: &str = "cubeport-bench/7";
 #[derive(Serialize, Deserialize)]
 pub(crate) struct Report {
     pub(crate) schema: String,
     pub(crate) created_unix: u64,
     pub(crate) quick: bool,
     pub(crate) backends: Vec<BackendReport>,
+    /// The same case on two backends of the run (e.g. CUDA and wgpu on one GPU).
+    #[serde(default)]
+    pub(crate) portability: Vec<PortPoint>,
+}
+
+/// One case timed on two backends: `ratio` = `base_s / other_s` (above 1: `other` faster).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq)]
+pub(crate) struct PortPoint {
+    pub(crate) family: String,
+    /// The variant, with an automatic choice's chosen kernel cut off (`…auto`): each backend
+    /// makes its own choice for the same call.
+    pub(crate) variant: String,
+    pub(crate) dtype: String,
+    pub(crate) size: String,
+    pub(crate) base: String,
+    pub(crate) other: String,
+    pub(crate) base_s: f64,
+    pub(crate) other_s: f64,
+    pub(crate) ratio: f64,
+}
+
+/// A point's key across backends: the variant up to `auto` where it is an automatic choice.
+fn port_key(p: &KernelPoint) -> (String, String, String, String) {
+    let variant = match p.variant.find("auto") {
+        Some(i) => p.variant[..i + 4].to_string(),
+        None => p.variant.clone(),
+    };
+    (p.family.clone(), variant, p.dtype.clone(), p.size.clone())
+}
+
+/// Every case that the first backend of the run (`base`, CUDA where present: it is visited
+/// first) and a later one both timed, in the base's order.
+pub(crate) fn portability(backends: &[BackendReport]) -> Vec<PortPoint> {
+    let Some((base, others)) = backends.split_first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for other in others {
+        let times: BTreeMap<_, f64> = other
+            .kernels
+            .iter()
+            .map(|p| (port_key(p), p.seconds))
+            .collect();
+        for p in &base.kernels {
+            let key = port_key(p);
+            if let Some(&other_s) = times.get(&key) {
+                let (family, variant, dtype, size) = key;
+                out.push(PortPoint {
+                    family,
+                    variant,
+                    dtype,
+                    size,
+                    base: base.backend.clone(),
+                    other: other.backend.clone(),
+                    base_s: p.seconds,
+                    other_s,
+                    ratio: p.seconds / other_s.max(1e-12),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The cross-backend table: each case's time on both backends and their ratio.
+pub(crate) fn print_portability(points: &[PortPoint]) {
+    if points.is_empty() {
+        return;
+    }
+    println!(
+        "== portability: the same cases on two backends (ratio = base time / other time; 1.00 = parity)"
+    );
+    println!(
+        "{:<11} {:<28} {:<5} {:>16} {:>7} {:>11} {:>7} {:>11} {:>6}",
+        "family", "variant", "dtype", "size", "base", "time", "other", "time", "ratio"
+    );
+    for p in points {
+        println!(
+            "{:<11} {:<28} {:<5} {:>16} {:>7} {:>11} {:>7} {:>11} {:>6.2}",
+            p.family,
+            p.variant,
+            p.dtype,
+            p.size,
+            p.base,
+            fmt_time(p.base_s),
+            p.other,
+            fmt_time(p.other_s),
+            p.ratio
+        );
+    }
 }
 
 #[derive(Serialize, Deserialize)]
@@ -343,5 +433,74 @@ pub(crate) fn fmt_time(s: f64) -> String {
         format!("{:.2} µs", d.as_secs_f64() * 1e6)
     } else {
         format!("{:.3} ms", d.as_secs_f64() * 1e3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kp(variant: &str, size: &str, seconds: f64) -> KernelPoint {
+        KernelPoint {
+            family: "matmul".into(),
+            variant: variant.into(),
+            dtype: "f32".into(),
+            size: size.into(),
+            seconds,
+            bytes: 1,
+            flops: 1,
+            gbps: 0.0,
+            gflops: 0.0,
+            intensity: 1.0,
+            bound: "compute".into(),
+            pct_of_roof: 0.0,
+            pct_of_vendor: None,
+        }
+    }
+
+    fn backend(name: &str, kernels: Vec<KernelPoint>) -> BackendReport {
+        let json = serde_json::json!({
+            "backend": name, "runtime": name, "device": "d", "timing": "device",
+            "ceilings": {"copy_gbps": 1.0, "fma_gflops": {}},
+            "kernels": [],
+            "launch": {"trivial_batched_us": 1.0, "trivial_sync_us": 1.0, "floor_us": 1.0,
+                       "knee_bytes": null, "sweep": [], "graphs": null, "graphs_note": ""},
+            "transfers": [],
+            "jit": {"op": "x", "first_ms": 1.0, "warm_us": 1.0}
+        });
+        let mut b: BackendReport = serde_json::from_value(json).expect("a valid backend report");
+        b.kernels = kernels;
+        b
+    }
+
+    /// Automatic choices pair up whatever kernel each backend chose; forced variants pair by
+    /// name; a case timed on one backend only is left out; the ratio is base / other.
+    #[test]
+    fn portability_pairs_the_same_case() {
+        let cuda = backend(
+            "cuda",
+            vec![
+                kp("auto_simt128x256", "64x64x64", 2.0),
+                kp("naive", "64x64x64", 8.0),
+                kp("auto_tc128", "1x2x3", 1.0),
+            ],
+        );
+        let wgpu = backend(
+            "wgpu",
+            vec![
+                kp("naive", "64x64x64", 4.0),
+                kp("auto_simt64x64", "64x64x64", 8.0),
+            ],
+        );
+        let p = portability(&[cuda, wgpu]);
+        assert_eq!(p.len(), 2);
+        assert_eq!((p[0].variant.as_str(), p[0].ratio), ("auto", 0.25));
+        assert_eq!((p[1].variant.as_str(), p[1].ratio), ("naive", 2.0));
+        assert_eq!((p[0].base.as_str(), p[0].other.as_str()), ("cuda", "wgpu"));
+        assert!(portability(&p_one()).is_empty());
+    }
+
+    fn p_one() -> Vec<BackendReport> {
+        vec![backend("wgpu", vec![kp("naive", "64x64x64", 4.0)])]
     }
 }

@@ -229,6 +229,9 @@ pub(crate) struct Row {
     outcome: Result<Measured, String>,
     /// Max |a − b| against the same case on the first backend, and whether within tolerance.
     agreement: Option<(f64, bool)>,
+    /// The first backend's time for the same case over this row's (above 1: this backend is
+    /// faster); where both were timed.
+    speed_vs_other: Option<f64>,
 }
 
 pub(crate) struct Measured {
@@ -381,6 +384,7 @@ pub(crate) fn run_backend<R: Runtime>(
             shape,
             outcome,
             agreement: None,
+            speed_vs_other: None,
         });
     }
     if progress {
@@ -404,7 +408,12 @@ pub(crate) fn cross_check(rows: &mut [Row]) {
             if let (Ok(ma), Ok(mb)) = (&a.outcome, &b.outcome) {
                 // Each backend is within `tol` of the reference, so they agree within 2·tol.
                 let c = compare_each(&mb.output, &ma.output, |k| ma.tol[k].doubled());
+                let speed = match (ma.time, mb.time) {
+                    (Some(ta), Some(tb)) => Some(ta.as_secs_f64() / tb.as_secs_f64().max(1e-12)),
+                    _ => None,
+                };
                 rows[i].agreement = Some((c.max_abs, c.ok()));
+                rows[i].speed_vs_other = speed;
             }
         }
     }
@@ -412,7 +421,7 @@ pub(crate) fn cross_check(rows: &mut [Row]) {
 
 pub(crate) fn print_table(rows: &[Row]) {
     println!(
-        "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7}",
+        "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10} {:>10} {:<5} {:>12} {:>9} {:>9} {:>7} {:>7}",
         "kernel",
         "back",
         "dtype",
@@ -424,7 +433,8 @@ pub(crate) fn print_table(rows: &[Row]) {
         "vs_other",
         "time_us",
         "GB/s",
-        "%copy"
+        "%copy",
+        "x_other"
     );
     for r in rows {
         let shape = r
@@ -445,7 +455,7 @@ pub(crate) fn print_table(rows: &[Row]) {
                     _ => "-".into(),
                 };
                 println!(
-                    "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7}",
+                    "{:<16} {:<5} {:<5} {:<12} {:<22} {:>10.2e} {:>10.2e} {:<5} {:>12} {:>9} {:>9} {:>7} {:>7}",
                     r.case.name(),
                     r.backend.name(),
                     r.case.dtype.name(),
@@ -464,6 +474,7 @@ pub(crate) fn print_table(rows: &[Row]) {
                         _ => "-".into(),
                     },
                     pct,
+                    r.speed_vs_other.map_or("-".into(), |x| format!("{x:.2}")),
                 );
                 if !m.cmp.ok() {
                     println!("    {}", m.cmp);
