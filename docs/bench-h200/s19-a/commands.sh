@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# s19-a (prepared at the end of s18, not yet run): what s18 changed without GPU time left.
+# s19-a (prepared at the end of s18; still not run: no GPU was lent in s19): what s18 changed
+# without GPU time left. Build the binaries from the newest commit (s19 changed the norm and
+# softmax loads, added attention property tests, 2-8 stage manual-MMA shapes).
 #  - Strict CUDA tests: attention (the scores' exp through __expf), every matmul reference
 #    case (now with tc64x128x32_w2x2_p2), the norm reference cases; one process per group.
 #  - wgpu-spirv on the H200's Vulkan driver: the strict wgpu matmul tests (tc64x128x32_w2x2_p2
