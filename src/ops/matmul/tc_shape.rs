@@ -108,6 +108,14 @@ impl TcShape {
         .with_async(3)
         .with_mma()
         .with_split(1);
+    /// [`TcShape::T64X64_SPLIT`] with six `cp.async` stages: more of B in flight per cube where
+    /// few cubes share the device (decode shapes). In [`MatmulVariant::ALL`](super::MatmulVariant::ALL)
+    /// so the suite runs the pipelines deeper than four stages; not chosen automatically until
+    /// timed.
+    pub const T64X64_A6_SPLIT: TcShape = TcShape::new(2, 2, 2, 2, 64)
+        .with_async(6)
+        .with_mma()
+        .with_split(1);
 
     /// A shape; [`TcShape::check`] says whether a device can run it.
     pub const fn new(warps_m: u16, warps_n: u16, frags_m: u16, frags_n: u16, bk: u16) -> Self {
@@ -462,5 +470,20 @@ mod tests {
         assert_eq!("tc64x128x32_w2x2_p2".parse(), Ok(TcShape::T64X128_P2));
         assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
         assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);
+    }
+
+    /// Deep pipelines: ids round-trip; six stages of the 64 × 64 × 64 shape (about 110 KiB)
+    /// fit the H200's 227 KiB of shared memory per cube.
+    #[test]
+    fn deep_pipelines_round_trip() {
+        assert_eq!(
+            TcShape::T64X64_A6_SPLIT.to_string(),
+            "tc64x64x64_w2x2_a6_mma_split1"
+        );
+        assert_eq!(
+            "tc64x64x64_w2x2_a6_mma_split1".parse(),
+            Ok(TcShape::T64X64_A6_SPLIT)
+        );
+        assert!(TcShape::T64X64_A6_SPLIT.shared_bytes(DType::F16) < 227 << 10);
     }
 }

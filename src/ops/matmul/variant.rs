@@ -83,7 +83,7 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 29] = [
+    pub const ALL: [MatmulVariant; 30] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -117,6 +117,7 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T16X128_SPLIT),
         MatmulVariant::Tc(TcShape::T32X128_SPLIT),
         MatmulVariant::Tc(TcShape::T64X64_SPLIT),
+        MatmulVariant::Tc(TcShape::T64X64_A6_SPLIT),
     ];
 
     /// How close this variant's entries must come to the f64 reference:
