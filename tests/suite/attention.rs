@@ -64,7 +64,7 @@ fn variants<R: Runtime>(
 }
 
 /// The reference output (rounded to `E`), lse, and per-element tolerances.
-fn reference_of<E: Element>(
+pub(crate) fn reference_of<E: Element>(
     q: &[f64],
     k: &[f64],
     v: &[f64],

@@ -304,7 +304,6 @@ fn attention_value() -> impl Strategy<Value = f32> {
 
 pub fn attention_props<R: Runtime>(client: &ComputeClient<R>) {
     use cubeport::AttentionOptions;
-    use cubeport::reference::AttentionShape;
     // (batch, kv heads, group, sq, sk, head dim, causal, scale, broken): `broken` gives the
     // keys a head count that does not divide the queries' (must be a typed error).
     let dims = (
@@ -362,34 +361,17 @@ pub fn attention_props<R: Runtime>(client: &ComputeClient<R>) {
                             !broken,
                             "{what}: key heads not dividing the query heads were accepted"
                         );
-                        let shape = AttentionShape {
-                            batch: b,
-                            heads: h,
-                            kv_heads: hk,
-                            sq,
-                            sk,
-                            head_dim: d,
-                        };
                         let s = scale.map_or(1.0 / (d as f64).sqrt(), f64::from);
-                        let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
-                        let (want, _) = reference::attention(&qf, &kf, &vf, shape, causal, s);
-                        let mags = reference::attention_magnitudes(&qf, &kf, &vf, shape, causal, s);
-                        let finite_max = |x: &[f64]| {
-                            x.iter()
-                                .filter(|v| v.is_finite())
-                                .fold(0.0f64, |m, v| m.max(v.abs()))
-                        };
-                        let score_abs = s.abs() * finite_max(&qf) * finite_max(&kf) * d as f64;
-                        let want: Vec<f64> = want.into_iter().map(|x| x as f32 as f64).collect();
+                        let (want, _, tol) = crate::suite::attention::reference_of::<f32>(
+                            &to_f64(&q),
+                            &to_f64(&k),
+                            &to_f64(&v),
+                            (b, h, hk, sq, sk, d, causal),
+                            s,
+                        );
                         let got = to_f64(&out.to_vec(client).unwrap());
                         let c = compare_each(&got, &want, |i| {
-                            let t = Tolerance::attention(
-                                cubeport::DType::F32,
-                                sk,
-                                d,
-                                mags[i],
-                                score_abs,
-                            );
+                            let t = tol[i];
                             // Subnormal inputs may be flushed to zero (NVIDIA's Vulkan driver does).
                             Tolerance {
                                 atol: t.atol.max(f32::MIN_POSITIVE as f64 * 1e3),

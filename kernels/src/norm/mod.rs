@@ -191,6 +191,41 @@ fn fold_vector<F: Float, N: Size>(
     (select(in_row, na, a), select(in_row, nq, q))
 }
 
+/// Loads `count` vectors of the row, `i0 + c · step` for `c < count`, into `values` (every load
+/// first, see [`load_clamped`]), then folds them into `(a, q)` with [`fold_vector`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_fold<F: Float, N: Size>(
+    input: &Array<Vector<F, N>>,
+    residual: &Array<Vector<F, N>>,
+    sum: &mut Array<Vector<F, N>>,
+    values: &mut Array<Vector<F, N>>,
+    row: usize,
+    i0: usize,
+    step: usize,
+    pivot: f32,
+    a: f32,
+    q: f32,
+    args: NormArgs,
+    #[comptime] count: usize,
+    #[comptime] cfg: NormConfig,
+) -> (f32, f32) {
+    #[unroll]
+    for c in 0..count {
+        values[c] = load_clamped::<F, N>(input, residual, row, i0 + c * step, args, cfg);
+    }
+    let mut a = a;
+    let mut q = q;
+    #[unroll]
+    for c in 0..count {
+        let (na, nq) =
+            fold_vector::<F, N>(values[c], sum, row, i0 + c * step, pivot, a, q, args, cfg);
+        a = na;
+        q = nq;
+    }
+    (a, q)
+}
+
 /// `(x − mean) · inv · w + b` of one vector (RMSNorm: `mean = 0`); a dead row (NaN statistics)
 /// gives `nan` throughout.
 #[cube]
@@ -381,18 +416,11 @@ fn norm_row_cached<F: Float, N: Size>(
     let mut a = 0.0f32;
     let mut q = 0.0f32;
     if valid {
-        // Every load first, then the sums: see `load_clamped`.
-        #[unroll]
-        for c in 0..cfg.cached {
-            cache[c] = load_clamped::<F, N>(input, residual, row, first + c * step, args, cfg);
-        }
-        #[unroll]
-        for c in 0..cfg.cached {
-            let (na, nq) =
-                fold_vector::<F, N>(cache[c], sum, row, first + c * step, pivot, a, q, args, cfg);
-            a = na;
-            q = nq;
-        }
+        let (na, nq) = load_fold::<F, N>(
+            input, residual, sum, &mut cache, row, first, step, pivot, a, q, args, cfg.cached, cfg,
+        );
+        a = na;
+        q = nq;
     }
     let (mean, stat) = finish_stats(pivot, a, q, args, cfg);
     if valid {
@@ -430,21 +458,27 @@ fn norm_row_streamed<F: Float, N: Size>(
     let mut a = 0.0f32;
     let mut q = 0.0f32;
     if valid {
-        // `STREAM_BATCH` loads in flight per unit, then their sums (see `load_clamped`).
+        // `STREAM_BATCH` loads in flight per unit, then their sums.
         let mut batch = Array::<Vector<F, N>>::new(STREAM_BATCH);
         let mut i = first;
         while i < args.row_vecs {
-            #[unroll]
-            for b in 0..STREAM_BATCH {
-                batch[b] = load_clamped::<F, N>(input, residual, row, i + b * step, args, cfg);
-            }
-            #[unroll]
-            for b in 0..STREAM_BATCH {
-                let (na, nq) =
-                    fold_vector::<F, N>(batch[b], sum, row, i + b * step, pivot, a, q, args, cfg);
-                a = na;
-                q = nq;
-            }
+            let (na, nq) = load_fold::<F, N>(
+                input,
+                residual,
+                sum,
+                &mut batch,
+                row,
+                i,
+                step,
+                pivot,
+                a,
+                q,
+                args,
+                STREAM_BATCH,
+                cfg,
+            );
+            a = na;
+            q = nq;
             i += STREAM_BATCH * step;
         }
     }

@@ -473,7 +473,7 @@ mod tests {
     }
 
     /// Deep pipelines: ids round-trip; six stages of the 64 × 64 × 64 shape (about 110 KiB)
-    /// fit the H200's 227 KiB of shared memory per cube.
+    /// fit the 227 KiB of shared memory an sm_90 cube can take.
     #[test]
     fn deep_pipelines_round_trip() {
         assert_eq!(
