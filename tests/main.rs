@@ -265,6 +265,12 @@ macro_rules! backend_suite {
             }
 
             #[rstest]
+            fn attention_any_scale(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("attention_any_scale") else { return };
+                attention::attention_any_scale(&c, dtype);
+            }
+
+            #[rstest]
             fn attention_edge_rows(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("attention_edge_rows") else { return };
                 attention::attention_edge_rows(&c, dtype);

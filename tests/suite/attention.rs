@@ -93,12 +93,14 @@ fn lse_tolerance(sk: usize, score_abs: f64) -> Tolerance {
     }
 }
 
-/// Runs attention on dense tensors into a poisoned output (and lse); returns both.
+/// Runs attention on dense tensors into a poisoned output (and lse), with `scale` or the
+/// default `1/√D`; returns both.
 fn run<R: Runtime, E: Element>(
     client: &ComputeClient<R>,
     (q, k, v): (&[E], &[E], &[E]),
     p: Problem,
     variant: Option<AttentionVariant>,
+    scale: Option<f32>,
 ) -> (Vec<f64>, Vec<f64>) {
     let (b, h, hk, sq, sk, d, causal) = p;
     let dq = DeviceTensor::from_slice(client, q, &[b, h, sq, d]).unwrap();
@@ -109,6 +111,9 @@ fn run<R: Runtime, E: Element>(
     let mut opts = AttentionOptions::default();
     if causal {
         opts = opts.causal();
+    }
+    if let Some(s) = scale {
+        opts = opts.scale(s);
     }
     let r = match variant {
         None => cubeport::attention_into(
@@ -151,11 +156,43 @@ pub fn attention_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DType, p:
         let (want, want_lse, tol) = reference_of::<E>(&qf, &kf, &vf, p, scale);
         let score_abs = scale * d as f64;
         for variant in variants(client, dtype, d) {
-            let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant);
+            let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant, None);
             let c = compare_each(&got, &want, |i| tol[i]);
             assert!(c.ok(), "attention {dtype} {p:?} {variant:?} on {}: {c}", R::name(client));
             let c = compare_each(&lse, &want_lse, |_| lse_tolerance(sk, score_abs));
             assert!(c.ok(), "attention lse {dtype} {p:?} {variant:?}: {c}");
+        }
+    })
+}
+
+/// Scales other than the default on every variant: negative (the row's largest scaled score is
+/// its smallest raw one), zero (uniform weights over the visible keys), and large (scores of
+/// ±100, where the online rescaling must not overflow); causal on a ragged problem, so tiles are
+/// masked, and non-causal.
+pub fn attention_any_scale<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    with_dtype!(dtype, E => {
+        for causal in [false, true] {
+            let p: Problem = (1, 2, 1, 37, 75, 64, causal);
+            let (b, h, hk, sq, sk, d, _) = p;
+            let q: Vec<E> = seeded(41, b * h * sq * d, -1.0, 1.0);
+            let k: Vec<E> = seeded(42, b * hk * sk * d, -1.0, 1.0);
+            let v: Vec<E> = seeded(43, b * hk * sk * d, -1.0, 1.0);
+            let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
+            for scale in [-0.4f32, 0.0, 6.0] {
+                let (want, want_lse, tol) = reference_of::<E>(&qf, &kf, &vf, p, scale as f64);
+                let score_abs = (scale as f64).abs() * d as f64;
+                for variant in variants(client, dtype, d) {
+                    let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant, Some(scale));
+                    let c = compare_each(&got, &want, |i| tol[i]);
+                    assert!(
+                        c.ok(),
+                        "attention scale {scale} {dtype} causal={causal} {variant:?} on {}: {c}",
+                        R::name(client)
+                    );
+                    let c = compare_each(&lse, &want_lse, |_| lse_tolerance(sk, score_abs));
+                    assert!(c.ok(), "attention lse scale {scale} {dtype} {variant:?}: {c}");
+                }
+            }
         }
     })
 }
@@ -261,7 +298,7 @@ pub fn attention_edge_rows<R: Runtime>(client: &ComputeClient<R>, dtype: DType) 
             let (qf, kf, vf) = (to_f64(&q), to_f64(&k), to_f64(&v));
             let (want, want_lse, tol) = reference_of::<E>(&qf, &kf, &vf, p, scale);
             for variant in variants(client, dtype, d) {
-                let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant);
+                let (got, lse) = run::<R, E>(client, (&q, &k, &v), p, variant, None);
                 let c = compare_each(&got, &want, |i| tol[i]);
                 assert!(
                     c.ok(),
