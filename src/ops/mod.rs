@@ -15,6 +15,7 @@ pub mod attention;
 pub mod gemv;
 mod group;
 pub mod histogram;
+pub(crate) mod launcher;
 pub mod matmul;
 pub mod norm;
 pub mod reduce;

@@ -2,6 +2,7 @@
 
 use super::spec::{ActivationSpec, ActivationVariant, BiasMode, RowPitch};
 use crate::dtype::float_dispatch;
+use crate::ops::launcher::launch_shared;
 use crate::ops::not_float;
 use crate::{DType, Element, Error};
 use cubecl::prelude::*;
@@ -9,6 +10,7 @@ use cubecl::server::Handle;
 use cubeport_kernels::activation::{
     self as k, ActivationConfig, GeluErf, GeluTanh, Identity, ReluScale,
 };
+use k::{activation_bias_kernel as kb, activation_bias_rows_kernel as kr};
 
 /// Which `#[cube]` activation to instantiate.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -106,17 +108,20 @@ fn typed<R: Runtime, E: Element>(
                 // divisible by `part.vector`. The kernel indexes below `output.len()` and
                 // `bias.len()` only, and the grid-stride loop needs no bound on the cube count.
                 unsafe {
-                    k::activation_bias_kernel::launch_unchecked::<E, $A, R>(
+                    launch_shared!(
+                        kb::ActivationBiasKernel::<E, $A>,
                         client,
                         count,
                         dim,
                         part.vector,
-                        ArrayArg::from_raw_parts(x, part.len),
-                        ArrayArg::from_raw_parts(b, b_len),
-                        ArrayArg::from_raw_parts(out, part.len),
-                        $scale,
-                        offset,
-                        config,
+                        [
+                            (Array<Vector<E, kb::N>>, ArrayArg::from_raw_parts(x, part.len)),
+                            (Array<Vector<E, kb::N>>, ArrayArg::from_raw_parts(b, b_len)),
+                            (Array<Vector<E, kb::N>>, ArrayArg::from_raw_parts(out, part.len)),
+                            (f32, $scale),
+                            (usize, offset),
+                        ],
+                        [config]
                     )
                 }
             };
@@ -154,20 +159,24 @@ fn rows_typed<R: Runtime, E: Element>(
             // `cols`); `n` divides `cols` and every pitch, so every vector index the kernel
             // forms, `r · pitch/n + c`, is below the array lengths given here.
             unsafe {
-                k::activation_bias_rows_kernel::launch_unchecked::<E, $A, R>(
+                launch_shared!(
+                    kr::ActivationBiasRowsKernel::<E, $A>,
                     client,
                     count,
                     dim,
                     n,
-                    ArrayArg::from_raw_parts(input.clone(), span(p.input)),
-                    ArrayArg::from_raw_parts(bias.clone(), bias_len),
-                    ArrayArg::from_raw_parts(output.clone(), span(p.output)),
-                    p.rows,
-                    p.cols / n,
-                    p.input / n,
-                    p.bias / n,
-                    p.output / n,
-                    $scale,
+                    [
+                        (Array<Vector<E, kr::N>>, ArrayArg::from_raw_parts(input.clone(), span(p.input))),
+                        (Array<Vector<E, kr::N>>, ArrayArg::from_raw_parts(bias.clone(), bias_len)),
+                        (Array<Vector<E, kr::N>>, ArrayArg::from_raw_parts(output.clone(), span(p.output))),
+                        (usize, p.rows),
+                        (usize, p.cols / n),
+                        (usize, p.input / n),
+                        (usize, p.bias / n),
+                        (usize, p.output / n),
+                        (f32, $scale),
+                    ],
+                    []
                 )
             }
         };

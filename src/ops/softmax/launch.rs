@@ -4,6 +4,7 @@
 use super::spec::{SoftmaxPlan, SoftmaxSpec};
 use crate::dtype::float_dispatch;
 use crate::ops::group::spread_cubes;
+use crate::ops::launcher::launch_shared;
 use crate::{Caps, Element, Error};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -40,19 +41,22 @@ fn typed<R: Runtime, E: Element>(
     // and both pitches (`SoftmaxSpec::vector`); `group` was checked by `RowGroup::config`; a
     // non-zero `cached` covers `row_len / n` vectors with `group.group` units.
     unsafe {
-        softmax_rows_kernel::launch_unchecked::<E, R>(
+        launch_shared!(
+            softmax_rows_kernel::SoftmaxRowsKernel::<E>,
             client,
             spread_cubes(caps, cubes),
             CubeDim::new_2d(group.group, group.groups_per_cube),
             n,
-            ArrayArg::from_raw_parts(input.clone(), span(spec.in_pitch)),
-            ArrayArg::from_raw_parts(output.clone(), span(spec.out_pitch)),
-            spec.rows,
-            spec.row_len / n,
-            spec.in_pitch / n,
-            spec.out_pitch / n,
-            f32::INFINITY,
-            plan.cfg,
+            [
+                (Array<Vector<E, softmax_rows_kernel::N>>, ArrayArg::from_raw_parts(input.clone(), span(spec.in_pitch))),
+                (Array<Vector<E, softmax_rows_kernel::N>>, ArrayArg::from_raw_parts(output.clone(), span(spec.out_pitch))),
+                (usize, spec.rows),
+                (usize, spec.row_len / n),
+                (usize, spec.in_pitch / n),
+                (usize, spec.out_pitch / n),
+                (f32, f32::INFINITY),
+            ],
+            [plan.cfg]
         )
     }
 }
