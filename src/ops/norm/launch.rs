@@ -4,6 +4,7 @@
 use super::spec::{NormPlan, NormSpec};
 use crate::dtype::float_dispatch;
 use crate::ops::group::spread_cubes;
+use crate::ops::launcher::launch_shared;
 use crate::{Caps, Element, Error};
 use cubecl::prelude::*;
 use cubecl::server::Handle;
@@ -69,25 +70,28 @@ fn typed<R: Runtime, E: Element>(
     // (`NormSpec::vector`); `group` was checked by `RowGroup::config`; a non-zero `cached`
     // covers `row_len / n` vectors with `group.group` units; stand-ins are never accessed.
     unsafe {
-        norm_rows_kernel::launch_unchecked::<E, R>(
+        launch_shared!(
+            norm_rows_kernel::NormRowsKernel::<E>,
             client,
             spread_cubes(caps, cubes),
             CubeDim::new_2d(group.group, group.groups_per_cube),
             n,
-            ArrayArg::from_raw_parts(h.input.clone(), span(in_pitch)),
-            ArrayArg::from_raw_parts(residual.0.clone(), residual.1),
-            ArrayArg::from_raw_parts(weight.0.clone(), weight.1),
-            ArrayArg::from_raw_parts(bias.0.clone(), bias.1),
-            ArrayArg::from_raw_parts(sum.0.clone(), sum.1),
-            ArrayArg::from_raw_parts(h.output.clone(), span(out_pitch)),
-            spec.rows,
-            spec.row_len / n,
-            pitches,
-            1.0 / len.sqrt(),
-            1.0 / len,
-            spec.eps,
-            f32::INFINITY,
-            plan.cfg,
+            [
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(h.input.clone(), span(in_pitch))),
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(residual.0.clone(), residual.1)),
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(weight.0.clone(), weight.1)),
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(bias.0.clone(), bias.1)),
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(sum.0.clone(), sum.1)),
+                (Array<Vector<E, norm_rows_kernel::N>>, ArrayArg::from_raw_parts(h.output.clone(), span(out_pitch))),
+                (usize, spec.rows),
+                (usize, spec.row_len / n),
+                (Sequence<usize>, pitches),
+                (f32, 1.0 / len.sqrt()),
+                (f32, 1.0 / len),
+                (f32, spec.eps),
+                (f32, f32::INFINITY),
+            ],
+            [plan.cfg]
         )
     }
 }
