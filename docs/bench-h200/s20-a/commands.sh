@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# s20-a: s19-a (never run: no GPU in s19) on the binaries of 9479be4, which also changes the
+# s20-a: s19-a (never run: no GPU in s19) on the binaries of s20 (9479be4 and the host-path
+# launches after it); 9479be4 changes the
 # tensor-core attention's softmax (max on raw scores, one FFMA and the exponential per score,
 # no per-score NaN flag). The attention bench of the commit before it (fa567f6) runs first as
 # .gpu/bin/bench-attention-old (automatic variant, f16), so the change is timed against the
