@@ -231,8 +231,9 @@ impl TcShape {
             split,
             passes,
         } = *self;
-        // Deeper pipelines keep more of B in flight where few cubes share the device (decode
-        // shapes); only the manual-MMA kernel is built for them.
+        // Deeper pipelines keep more of B in flight per cube; only the manual-MMA kernel is
+        // built for them. None is chosen automatically: at decode shapes they measured slower
+        // than three stages (BENCHMARKS, decode shapes).
         let most = if mma { 8 } else { 4 };
         if stages == 1 || stages > most {
             return Err(format!(
