@@ -19,7 +19,7 @@ echo "tests done at $(( $(date +%s) - start )) s"
 } > "$OUT/tests.txt" 2>&1
 {
 stamp
-S=4x32x4096x128,4x32x4096x64
+S=4x32x4096x128
 echo "##### attention before 9479be4 (automatic, f16)"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_ATTENTION_SHAPES=$S run 50 $B/bench-attention-old --bench 'attention/(causal_)?auto'
 echo "##### attention now (automatic, f16)"
