@@ -34,8 +34,6 @@ pub struct AttentionMmaConfig {
     pub keys: usize,
     /// Bottom-right causal mask.
     pub causal: bool,
-    /// The softmax scale is negative: a row's largest scaled score is its smallest raw one.
-    pub descending: bool,
     /// Write the log-sum-exp of each row.
     pub lse: bool,
 }
@@ -219,9 +217,8 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
         }
     }
 
-    // Output accumulators (row tile mt, 8 dims dt at `mt · dtiles + dt`); running maxima (of
-    // the scaled scores) and per-lane sums of rows `quad + 8·half` of each row tile (at
-    // `2·mt + half`).
+    // Output accumulators (row tile mt, 8 dims dt at `mt · dtiles + dt`); running maxima,
+    // per-lane sums and NaN flags of rows `quad + 8·half` of each row tile (at `2·mt + half`).
     let mut acc_o = Sequence::<Array<Vector<f32, NC>>>::new();
     #[unroll]
     for _ in 0..comptime!(cfg.m_tiles * cfg.head_dim / 8) {
@@ -229,14 +226,14 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     }
     let mut m = Array::<f32>::new(rows2);
     let mut l = Array::<f32>::new(rows2);
+    // 1 once a visible score of the row was NaN: the maxima (fmax) would drop it.
+    let mut nan_seen = Array::<f32>::new(rows2);
     #[unroll]
     for rr in 0..rows2 {
         m[rr] = neg_inf;
         l[rr] = 0.0;
+        nan_seen[rr] = 0.0;
     }
-    // The scale's magnitude: the running maxima are taken on the raw scores (negated for a
-    // negative scale) and scaled once per row and tile, not once per score.
-    let abs_scale = f32::abs(scale);
 
     let groups = tiles.div_ceil(2);
     for g in 0..groups {
@@ -323,11 +320,7 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
 
                 // Online softmax on the registers: element e of vector half of tile nt of row
                 // tile mt is row `16·mt + quad + 8·half` of the plane, key
-                // `j0 + 8·nt + 2·tq + e`. Per score this is a max, one FFMA (`s·scale − m`), the
-                // exponential and a sum, as FlashAttention's. A NaN score is dropped by the
-                // maxima (fmax) but reaches the row's sum through its exponential, so the row's
-                // output is NaN without a per-score test; `m_use` (0 while every score so far
-                // is masked or NaN) keeps `exp(−∞ − m)` at 0 and `exp(NaN − m)` NaN.
+                // `j0 + 8·nt + 2·tq + e`.
                 let mut needs_mask = j0 + bc > sk;
                 if comptime!(cfg.causal) {
                     needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
@@ -342,38 +335,35 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                         let mut mx = neg_inf;
                         #[unroll]
                         for nt in 0..ntiles {
-                            let vals = acc_s.index(mt * ntiles + nt)[half];
+                            let mut vals = acc_s.index(mt * ntiles + nt)[half];
                             #[unroll]
                             for e in 0..2usize {
-                                let mut x = vals[e];
-                                if comptime!(cfg.descending) {
-                                    x = -x;
-                                }
+                                let mut x = vals[e] * scale;
                                 if needs_mask {
                                     let key = j0 + nt * 8 + tq * 2 + e;
-                                    x = select(hidden_key(key, i, sq, sk, cfg.causal), neg_inf, x);
+                                    let mut hidden = key >= sk;
+                                    if comptime!(cfg.causal) {
+                                        hidden = hidden || key + sq > i + sk;
+                                    }
+                                    x = select(hidden, neg_inf, x);
                                 }
+                                vals[e] = x;
+                                nan_seen[rr] = select(x.is_nan(), 1.0, nan_seen[rr]);
                                 mx = f32::max(mx, x);
                             }
+                            acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                         }
                         mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
                         mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
-                        // fmax drops the NaN of `−∞ · 0` (every score masked, scale 0).
-                        let m_new = f32::max(m[rr], mx * abs_scale);
-                        let m_use = select(m_new == neg_inf, 0.0, m_new);
-                        let a = fast_exp(m[rr] - m_use);
+                        let m_new = f32::max(m[rr], mx);
+                        let a = select(m[rr] == neg_inf, 0.0, fast_exp(m[rr] - m_new));
                         let mut sum = 0.0f32;
                         #[unroll]
                         for nt in 0..ntiles {
                             let mut vals = acc_s.index(mt * ntiles + nt)[half];
                             #[unroll]
                             for e in 0..2usize {
-                                let mut y = vals[e] * scale - m_use;
-                                if needs_mask {
-                                    let key = j0 + nt * 8 + tq * 2 + e;
-                                    y = select(hidden_key(key, i, sq, sk, cfg.causal), neg_inf, y);
-                                }
-                                let p = fast_exp(y);
+                                let p = select(m_new == neg_inf, 0.0, fast_exp(vals[e] - m_new));
                                 vals[e] = p;
                                 sum += p;
                             }
@@ -452,15 +442,20 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     // Epilogue: the quad's sums, then rows `16·mt + quad + 8·half`, dims `8·dt + 2·tq + e`.
     let o_base = b * o_strides[0] + h * o_strides[1];
     let o_row = o_strides[2];
+    // A quiet NaN from +∞'s bits (CUDA cannot reinterpret a literal).
+    let qnan = f32::reinterpret(u32::reinterpret(inf) | 0x0040_0000u32);
     #[unroll]
     for mt in 0..mts {
         #[unroll]
         for half in 0..2usize {
             let rr = mt * 2 + half;
-            // A row that met a NaN score has a NaN sum, so a NaN output and log-sum-exp.
             let mut total = l[rr];
             total += plane_shuffle_xor(total, 1u32);
             total += plane_shuffle_xor(total, 2u32);
+            let mut nan = nan_seen[rr];
+            nan = f32::max(nan, plane_shuffle_xor(nan, 1u32));
+            nan = f32::max(nan, plane_shuffle_xor(nan, 2u32));
+            let dead = nan > 0.0;
             let blind = total == 0.0;
             let i = warp_row0 + mt * 16 + quad + half * 8;
             if i < sq {
@@ -471,30 +466,19 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                     #[unroll]
                     for e in 0..2usize {
                         // A blind row's accumulators may hold 0 · NaN from a masked value.
-                        let y = select(blind, 0.0, o[e] * inv);
+                        let y = select(dead, qnan, select(blind, 0.0, o[e] * inv));
                         out[o_base + i * o_row + dt * 8 + tq * 2 + e] = F::cast_from(y);
                     }
                 }
                 if comptime!(cfg.lse) {
                     if tq == 0 {
-                        lse[(b * heads + h) * sq + i] =
-                            select(blind, neg_inf, m[rr] + f32::ln(total));
+                        let row_lse = select(blind, neg_inf, m[rr] + f32::ln(total));
+                        lse[(b * heads + h) * sq + i] = select(dead, qnan, row_lse);
                     }
                 }
             }
         }
     }
-}
-
-/// Whether key `key` is hidden from query row `i`: past the keys, or (causal, bottom-right
-/// aligned) after the row's diagonal.
-#[cube]
-fn hidden_key(key: usize, i: usize, sq: usize, sk: usize, #[comptime] causal: bool) -> bool {
-    let mut hidden = key >= sk;
-    if comptime!(causal) {
-        hidden = hidden || key + sq > i + sk;
-    }
-    hidden
 }
 
 /// The A fragment of Q rows `16·mt …` of this plane and dims `16·ks …` from shared memory.

@@ -345,7 +345,6 @@ fn mma_plan(
         q_regs: rows == 16,
         keys,
         causal: spec.causal,
-        descending: spec.scale < 0.0,
         lse: spec.lse,
     };
     let bytes = cfg.shared_bytes(spec.dtype.size());
