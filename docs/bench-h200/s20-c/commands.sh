@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# s20-c: one call in place of s20-a + s20-b (the session's device time was mostly spent on
-# machines that never started), the binaries of s20's host-path commits (pack as s20-a says,
-# with fa567f6's bench-attention as bench-attention-old).
+# s20-c: the parts of s19-a and s19-b (never run) that fit one call, on the binaries of 605bf81
+# (s20's host-path commits; 9479be4's attention softmax, reverted since). Pack: scripts/gpu-pack.sh
+# --tests (with the cubeport binary), the wgpu-spirv `main` test and `matmul` bench stripped into
+# .gpu/bin as main-spirv and bench-matmul-spirv (s19-a's header), and fa567f6's bench-attention
+# as .gpu/bin/bench-attention-old.
 #  1. In parallel, before anything is timed: strict CUDA tests of attention (the new softmax,
 #     attention_any_scale), norms, softmax and activations (launched through launch_shared!);
 #     matmul_variants of the deeper cp.async pipelines against f64, every dtype.
