@@ -31,7 +31,7 @@ fn bench_quick_json_matches_the_schema() {
             "bench",
             "--quick",
             "--family",
-            "reduce",
+            "reduce,transfers",
             "--backend",
             &backend,
             "--json",

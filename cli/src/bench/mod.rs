@@ -63,7 +63,9 @@ pub struct BenchArgs {
     #[arg(long)]
     backend: Option<String>,
     /// Families to run (comma-separated): activation, reduce, softmax, gemv, transpose,
-    /// histogram, matmul (`reduce` includes softmax and gemv). Default: all.
+    /// histogram, matmul (`reduce` includes softmax and gemv), and `transfers` (host↔device
+    /// rates and upload overlap). Default: all. The launch and op-overhead phases always run;
+    /// `--family ops` names no kernel family, so it runs those alone.
     #[arg(long, value_delimiter = ',')]
     family: Vec<String>,
     /// Write the report as JSON (schema: docs/bench.schema.json).
@@ -299,9 +301,13 @@ fn bench_backend<R: Runtime>(
     let sweeps = ctx.sweeps(&mut phases)?;
     phases.next("launch");
     let launch = ctx.launch()?;
-    phases.next("transfers");
-    let (transfers, max_t) = ctx.transfers()?;
-    let overlap = host::measure_overlap(client, max_t)?;
+    let (transfers, overlap) = if ctx.wants("transfers") {
+        phases.next("transfers");
+        let (transfers, max_t) = ctx.transfers()?;
+        (transfers, host::measure_overlap(client, max_t)?)
+    } else {
+        (Vec::new(), None)
+    };
     phases.next("ops");
     let ops = host::time_ops(client, ctx.quick)?;
     let caps = &ctx.caps;

@@ -80,7 +80,9 @@ pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
     std::fs::create_dir_all(dir)?;
     roofline(&dir.join(format!("roofline-{}.svg", r.backend)), r)?;
     launch(&dir.join(format!("launch-{}.svg", r.backend)), r)?;
-    transfers(&dir.join(format!("transfers-{}.svg", r.backend)), r)?;
+    if !r.transfers.is_empty() {
+        transfers(&dir.join(format!("transfers-{}.svg", r.backend)), r)?;
+    }
     if !r.ops.is_empty() {
         ops(&dir.join(format!("ops-{}.svg", r.backend)), r)?;
     }
