@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# s21-a: binaries of s21's first commit (HEAD 591290b + `--family` leaving out transfers, so
-# `cubeport bench --family ops` times the small ops alone). Pack: /tmp recipe of s20-c's header
-# (scripts/gpu-pack.sh --tests with the cubeport binary, plus the wgpu-spirv `main` test and
-# `matmul` bench as main-spirv / bench-matmul-spirv).
+# s21-a: binaries of 4141eda (HEAD 591290b + `--family` leaving out transfers, so `cubeport bench
+# --family ops` times the small ops alone), plus bench-reduce-new and example-norm_variants built
+# from the working tree with s21's lean norm kernel (f16 sums unscaled, FMA forms, plain sums
+# where the arithmetic keeps NaN). Pack: scripts/gpu-pack.sh --tests with the cubeport binary,
+# plus the wgpu-spirv `main` test and `matmul` bench as main-spirv / bench-matmul-spirv.
 #  1. Small ops back to back (issue 20, item 1): PyTorch, then `cubeport bench --family ops` on
 #     CUDA and on wgpu-Vulkan, the same GPU.
-#  2. ncu, full set, with per-SASS-instruction stall samples: rms / layer / add_rms norm in f16
-#     and bf16 at 16384 x 4096 (why LayerNorm in halves trails the copy), and the automatic
-#     attention kernel at f16 D128 (0.64x flash).
-#  3. SPIR-V: f16 tc64x128x32_w2x2_p2 against the automatic (cmma) choice, CUDA's automatic.
-#  4. With what is left, in parallel: strict CUDA attention and norm tests, strict wgpu-spirv
-#     matmul tests.
+#  2. Norms: the new kernel against f64 (norm_variants), then copy and norm old vs new, every
+#     dtype, 16384 x 4096 and 4096 x 16384.
+#  3. ncu, full set, with per-SASS-instruction stall samples: the new norm kernels in f16 and
+#     bf16, and the automatic attention kernel at f16 D128 (0.64x flash).
+#  4. With what is left: strict CUDA attention tests; SPIR-V f16 tc64x128x32_w2x2_p2 speed.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s21-a/commands.sh
 set -u
 LIMIT=${LIMIT:-560}
@@ -28,6 +28,21 @@ done
 stamp
 } > "$OUT/host.txt" 2>&1
 cat "$OUT/host.txt"
+{
+stamp
+echo "##### new norm kernel against f64 (64 x 4096 and 3 x 65536, every dtype)"
+CUBEPORT_BACKEND=cuda timeout 40 $B/example-norm_variants 2>&1 | tail -12
+CUBEPORT_BACKEND=cuda CUBEPORT_NORM_SHAPE=3x65536 timeout 30 $B/example-norm_variants 2>&1 | tail -12
+echo "##### copy"
+CUBEPORT_BACKEND=cuda run 25 $B/bench-activation --bench 'copy/vec/.*/(f32|f16|bf16)/'
+for v in old new; do
+  bin=$B/bench-reduce; [ $v = new ] && bin=$B/bench-reduce-new
+  echo "##### norm, $v kernel"
+  CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_NORM_SHAPES=16384x4096,4096x16384 \
+    run 75 $bin --bench 'norm/[a-z_]*_auto'
+done
+stamp
+} > "$OUT/norm.txt" 2>&1
 # Per-instruction stall samples of an ncu report ($1), compressed (kernel names, SASS, samples).
 sass_page() { ncu -i "$1.ncu-rep" --page source --csv --print-source sass 2>&1 | python3 -c "import sys,lzma; sys.stdout.buffer.write(lzma.compress(sys.stdin.buffer.read()))" > "$1-sass.csv.xz"; }
 {
@@ -35,9 +50,9 @@ stamp
 ncu --version | tail -1
 for d in f16 bf16; do
   l=$(left); [ "$l" -gt 150 ] || break
-  echo "##### norm $d: rms, layer, add+rms in build order"
+  echo "##### norm $d (new kernel): rms, layer, add+rms in build order"
   CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_NORM_SHAPES=16384x4096 CUBEPORT_BENCH_DTYPES=$d \
-    timeout 80 ncu --clock-control none --set full -k regex:norm --launch-count 3 -f -o "$OUT/norm-$d" $B/bench-reduce --bench 'nothing-timed' > /dev/null 2>&1
+    timeout 80 ncu --clock-control none --set full -k regex:norm --launch-count 3 -f -o "$OUT/norm-$d" $B/bench-reduce-new --bench 'nothing-timed' > /dev/null 2>&1
   ncu -i "$OUT/norm-$d.ncu-rep" --page details 2>&1 | grep -E '^  [a-z_]+.*\(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Theoretical Occupancy|Registers Per|Block Size|Grid Size|Issued Ipc|No Eligible|Warp Cycles Per Issued|Executed Ipc'
   sass_page "$OUT/norm-$d"; rm -f "$OUT/norm-$d.ncu-rep"
 done
@@ -51,30 +66,26 @@ if [ "$l" -gt 150 ]; then
 fi
 stamp
 } > "$OUT/ncu.txt" 2>&1
-{
-stamp
-echo "##### f16 matmul through SPIR-V: automatic (cmma), tc64x128x32_w2x2_p2; CUDA automatic"
-CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=tc64x128x32_w2x2_p2 \
-  CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_SIZES=4096x4096x4096,8192x8192x8192 CUBEPORT_PEER_SIZES=4096x4096x4096 \
-  run 80 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
-CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_SIZES=4096x4096x4096,8192x8192x8192 \
-  CUBEPORT_PEER_SIZES=4096x4096x4096 run 30 $B/bench-matmul --bench 'matmul/auto[^/]*/cuda/'
-stamp
-} > "$OUT/bench.txt" 2>&1
 mkdir -p "$OUT/t"
 {
 stamp
-l=$(( $(left) - 10 ))
-echo "tests get $l s"
-pids=""
-CUBEPORT_STRICT=1 timeout $l $M --test-threads 6 "cuda::attention" > "$OUT/t/attention.txt" 2>&1 & pids="$pids $!"
-CUBEPORT_STRICT=1 timeout $l $M --test-threads 4 "cuda::norm" > "$OUT/t/norm.txt" 2>&1 & pids="$pids $!"
-CUBEPORT_STRICT=1 CUBEPORT_BACKEND=wgpu timeout $l $B/main-spirv --test-threads 4 "wgpu::matmul" > "$OUT/t/spirv-matmul.txt" 2>&1 & pids="$pids $!"
-wait $pids
+l=$(( $(left) - 100 ))
+echo "attention tests get $l s"
+[ "$l" -gt 30 ] && CUBEPORT_STRICT=1 timeout $l $M --test-threads 12 "cuda::attention" > "$OUT/t/attention.txt" 2>&1
 for f in "$OUT"/t/*.txt; do echo "## $(basename "$f" .txt): $(grep -cE '^test .* ok$' "$f") ok"; grep -E '^test result|FAILED|panicked|SKIP|failed' "$f" | head -12; done
 stamp
 } > "$OUT/tests.txt" 2>&1
 rm -rf "$OUT/t"
+{
+stamp
+echo "##### f16 matmul through SPIR-V: automatic (cmma), tc64x128x32_w2x2_p2; CUDA automatic"
+CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=tc64x128x32_w2x2_p2 \
+  CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_SIZES=4096x4096x4096 CUBEPORT_PEER_SIZES=4096x4096x4096 \
+  run 70 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_SIZES=4096x4096x4096 \
+  CUBEPORT_PEER_SIZES=4096x4096x4096 run 25 $B/bench-matmul --bench 'matmul/auto[^/]*/cuda/'
+stamp
+} > "$OUT/bench.txt" 2>&1
 kill $dog 2>/dev/null
-echo "end at $(( $(date +%s) - start )) s" >> "$OUT/tests.txt"
-cat "$OUT/ncu.txt" | head -120; cat "$OUT/bench.txt" "$OUT/tests.txt"
+echo "end at $(( $(date +%s) - start )) s" >> "$OUT/bench.txt"
+cat "$OUT/norm.txt"; grep -E 'Duration|Throughput|Occupancy|Issued Ipc|No Eligible|Warp Cycles|#####' "$OUT/ncu.txt" | head -60; cat "$OUT/tests.txt" "$OUT/bench.txt"

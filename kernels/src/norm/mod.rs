@@ -9,13 +9,18 @@
 //! * LayerNorm: `y = (x − mean) / √(var + eps) · w + b`, `var = mean((x − mean)²)` (biased, as
 //!   PyTorch's `layer_norm`).
 //!
-//! Sums of squares accumulate `(x · 1/√n)²`, so a partial sum overflows f32 only where the mean
-//! square itself does. LayerNorm's sums are shifted by the row's first element, so one combined
-//! reduction gives the mean and the variance (`mean((x − p)²) − (mean − p)²`) without the
-//! cancellation of raw sums for rows whose mean is far from zero, as long as their spread is not
-//! tiny next to their distance from that element.
+//! Sums of squares of f32 and bf16 rows accumulate `(x · 1/√n)²`, so a partial sum overflows f32
+//! only where the mean square itself does (`NormConfig::scaled`); f16 rows cannot overflow it
+//! and sum raw squares, one multiplication per element fewer. LayerNorm's sums are shifted by the
+//! row's first element, so one combined reduction gives the mean and the variance (`mean((x −
+//! p)²) − (mean − p)²`) without the cancellation of raw sums for rows whose mean is far from
+//! zero, as long as their spread is not tiny next to their distance from that element.
+//!
+//! The kernel is lean per element because a half-precision row leaves about 32 instructions per
+//! element at the copy's bandwidth on an H100/H200-class SM (4 schedulers, ~16 bytes per clock),
+//! and conversions, sums and the affine map must fit in that.
 
-use crate::reduce::{GroupConfig, ReduceOp, group_reduce, group_reduce_pair};
+use crate::reduce::{GroupConfig, ReduceOp, Sum, group_reduce, group_reduce_pair};
 use cubecl::prelude::*;
 
 /// Comptime configuration of [`norm_rows_kernel()`].
@@ -31,6 +36,9 @@ pub struct NormConfig {
     pub bias: bool,
     /// Normalize `input + residual` and write that sum to `sum`.
     pub residual: bool,
+    /// Accumulate squares of `x · 1/√n` (storage types whose squares can overflow f32: f32,
+    /// bf16); else of `x` and scale the sums once.
+    pub scaled: bool,
     /// `0`: read the row twice. `c > 0`: each unit keeps its (at most `c`) vectors in registers
     /// between the passes; needs `row_vecs ≤ c · group`.
     pub cached: usize,
@@ -250,13 +258,17 @@ fn normalize_vector<F: Float, N: Size>(
     if comptime!(cfg.bias) {
         b = bias[i];
     }
+    // LayerNorm: `x·inv − mean·inv` in one FMA. Against `(x − mean)·inv` it adds at most an f32
+    // rounding of `mean·inv`, which the norm tolerance's `|mean|·inv` term covers.
+    let offset = -mean * inv;
     #[unroll]
     for k in 0..N::value() {
         let mut r = f32::cast_from(v[k]);
         if comptime!(cfg.layer) {
-            r -= mean;
+            r = fma(r, inv, offset);
+        } else {
+            r *= inv;
         }
-        r *= inv;
         if comptime!(cfg.weight) {
             r *= f32::cast_from(w[k]);
         }
@@ -323,10 +335,15 @@ fn row_pivot<F: Float, N: Size>(
     pivot
 }
 
-/// Folds one vector into this unit's sums: `q += ((x − pivot)·scale)²` and (LayerNorm)
-/// `a += (x − pivot)·scale²`, so that over the row `a = mean − pivot` and `q = mean((x −
-/// pivot)²)`. NaN is kept through `is_nan` (see [`SumNan`]) with `cfg.nan_checks`, else by
-/// the arithmetic.
+/// Folds one vector into this unit's sums: `q += d²` and (LayerNorm) `a += d·scale` with `d =
+/// (x − pivot)·scale`, so that over the row `a = mean − pivot` and `q = mean((x − pivot)²)`;
+/// without `cfg.scaled`, `d = x − pivot` and `a += d`, and [`finish_stats`] scales the sums.
+/// NaN is kept through `is_nan` (see [`SumNan`]) with `cfg.nan_checks`, else by the
+/// arithmetic.
+///
+/// Scaled LayerNorm takes `d = fma(x, scale, −pivot·scale)`, one instruction instead of two:
+/// the rounding of `pivot·scale` shifts every `d` of the row by the same amount, which the
+/// variance `q − a²` does not see, and moves the mean by about one f32 rounding of the pivot.
 #[cube]
 fn accumulate<F: Float, N: Size>(
     v: Vector<F, N>,
@@ -338,15 +355,21 @@ fn accumulate<F: Float, N: Size>(
 ) -> (f32, f32) {
     let mut a = a;
     let mut q = q;
+    let shift = -pivot * args.scale;
     #[unroll]
     for k in 0..N::value() {
         let x = f32::cast_from(v[k]);
-        let mut d = x * args.scale;
+        let mut d = x;
         if comptime!(cfg.layer) {
-            d = (x - pivot) * args.scale;
-        }
-        if comptime!(cfg.layer) {
-            a = fold(a, d * args.scale, x, cfg.nan_checks);
+            if comptime!(cfg.scaled) {
+                d = fma(x, args.scale, shift);
+                a = fold(a, d * args.scale, x, cfg.nan_checks);
+            } else {
+                d = x - pivot;
+                a = fold(a, d, x, cfg.nan_checks);
+            }
+        } else if comptime!(cfg.scaled) {
+            d = x * args.scale;
         }
         q = fold(q, d * d, x, cfg.nan_checks);
     }
@@ -368,7 +391,8 @@ fn fold(acc: f32, term: f32, x: f32, #[comptime] nan_checks: bool) -> f32 {
 }
 
 /// The group's sums combined into `(mean, stat)`: RMSNorm's mean square, or LayerNorm's mean and
-/// variance `q − a²` (one combined reduction of both sums).
+/// variance `q − a²` (one combined reduction of both sums). Combined with `is_nan` tests
+/// ([`SumNan`]) where the arithmetic may drop NaN (`cfg.nan_checks`), else plainly.
 #[cube]
 #[allow(unused_assignments)] // `mean`, `stat` are set in exactly one comptime branch
 fn finish_stats(
@@ -381,14 +405,31 @@ fn finish_stats(
     let mut mean = 0.0f32;
     let mut stat = q;
     if comptime!(cfg.layer) {
-        let (shift, ms) = group_reduce_pair::<SumNan>(a, q, args.inf, cfg.group);
+        let mut shift = 0.0f32;
+        let mut ms = 0.0f32;
+        if comptime!(cfg.nan_checks) {
+            (shift, ms) = group_reduce_pair::<SumNan>(a, q, args.inf, cfg.group);
+        } else {
+            (shift, ms) = group_reduce_pair::<Sum>(a, q, args.inf, cfg.group);
+        }
+        if comptime!(!cfg.scaled) {
+            shift *= args.inv_n;
+            ms *= args.inv_n;
+        }
         mean = pivot + shift;
         // shift² ≤ the mean square, so only an infinite mean square can make it overflow;
         // the variance is then beyond f32 too.
         let var = select(ms.is_inf(), ms, f32::max(ms - shift * shift, 0.0));
         stat = select(shift.is_nan(), shift, var);
     } else {
-        stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
+        if comptime!(cfg.nan_checks) {
+            stat = group_reduce::<SumNan>(q, args.inf, cfg.group);
+        } else {
+            stat = group_reduce::<Sum>(q, args.inf, cfg.group);
+        }
+        if comptime!(!cfg.scaled) {
+            stat *= args.inv_n;
+        }
     }
     (mean, stat)
 }

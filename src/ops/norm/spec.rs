@@ -228,6 +228,8 @@ impl NormVariant {
                 bias: spec.bias,
                 residual: spec.residual,
                 nan_checks: !caps.ieee_nan,
+                // f16 squares (at most 65504² each) cannot overflow an f32 sum.
+                scaled: spec.dtype != DType::F16,
                 cached: if streamed {
                     0
                 } else {
