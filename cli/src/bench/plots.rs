@@ -96,8 +96,8 @@ pub fn write_all(dir: &Path, r: &BackendReport) -> Res {
 }
 
 /// The matmul shape sweep: the automatic choice's GFLOP/s as % of cuBLAS at the same shape,
-/// against `m`, one line per dtype for the aligned shapes (`n = k`) and one for their ragged
-/// neighbours.
+/// against the product's small side, one line per dtype for the few-row shapes (`n = k`, x is
+/// `m`), one for their ragged neighbours and one for the few-column shapes (`m = k`, x is `n`).
 fn shapes(path: &Path, r: &BackendReport) -> Res {
     let dims = |size: &str| -> Option<(f64, usize, usize)> {
         let v: Vec<usize> = size.split('x').filter_map(|x| x.parse().ok()).collect();
@@ -112,11 +112,14 @@ fn shapes(path: &Path, r: &BackendReport) -> Res {
         if !k.variant.starts_with("auto_") || k.variant.ends_with("_bias_gelu") {
             continue;
         }
-        let kind = if n == kk { "aligned" } else { "ragged" };
-        lines
-            .entry(format!("{} {kind} (n = {n})", k.dtype))
-            .or_default()
-            .push((m, pct));
+        let (label, x) = if n == kk {
+            (format!("{} rows m (n = k = {n})", k.dtype), m)
+        } else if m as usize == kk && n < kk {
+            (format!("{} columns n (m = k = {kk})", k.dtype), n as f64)
+        } else {
+            (format!("{} ragged rows m (n = {n})", k.dtype), m)
+        };
+        lines.entry(label).or_default().push((x, pct));
     }
     lines.retain(|_, p| p.len() > 1);
     if lines.is_empty() {
@@ -141,7 +144,7 @@ fn shapes(path: &Path, r: &BackendReport) -> Res {
     chart
         .configure_mesh()
         .x_label_formatter(&si)
-        .x_desc("m (rows of A and C)")
+        .x_desc("small side: m (rows of A and C), or n (columns of B and C)")
         .y_desc("% of cuBLAS")
         .draw()?;
     chart

@@ -50,19 +50,28 @@ pub fn matmul_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
 /// The shape sweep of `cubeport bench`: products with `m` from decode-like to square rows at
 /// a fixed `n = k` (`Full`: `m ∈ {1, 8, 64, 512, 4096}`, `n = k = 4096`; `Quick`: `m ∈ {1, 8,
 /// 64}`, 512), each with its ragged neighbour (`m` or `m - 1` where `m` is the square's, `n + 1`,
-/// `k - 3`: rows that are not 16-byte vectors). Only the automatic choice runs at these sizes.
+/// `k - 3`: rows that are not 16-byte vectors), then the mirror image of the few-row shapes:
+/// few columns (`n ∈ {1, 8, 64}` at `m = k`; a product's small side can be either one, and
+/// frameworks run both, e.g. a weight times a handful of vectors). Only the automatic choice
+/// runs at these sizes.
 pub fn matmul_shape_sizes(scale: Scale) -> Vec<(usize, usize, usize)> {
     let (rows, side): (&[usize], usize) = match scale {
         Scale::Quick => (&[1, 8, 64], 512),
         Scale::Full => (&[1, 8, 64, 512, 4096], 4096),
     };
-    rows.iter()
+    let mut sizes: Vec<_> = rows
+        .iter()
         .flat_map(|&m| {
             let ragged_m = if m == side { m - 1 } else { m };
             [(m, side, side), (ragged_m, side + 1, side - 3)]
         })
-        .collect()
+        .collect();
+    sizes.extend(NARROW_COLS.iter().map(|&n| (side, n, side)));
+    sizes
 }
+
+/// The column counts of the sweep's few-column products.
+const NARROW_COLS: [usize; 3] = [1, 8, 64];
 
 /// The matmul cases at `sizes` (`m, n, k`) for the automatic choice, its fused
 /// `bias + GELU(tanh)` form and each of `variants` that runs on the device for `E` (the naive
