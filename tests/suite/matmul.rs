@@ -302,6 +302,51 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     }
 }
 
+/// The narrow kernel (few columns, forced): one column and 3, 5, 8, 16, 17 and 24 (two column
+/// groups, the second one column wide, or half full of B vectors), depths that split over the grid (the fixup pass sums
+/// the chunks; the plan names them) and one that does not, A rows of 16-byte vectors or
+/// scalars (a transposed A), a transposed B, a batch with B broadcast, ragged rows; with and
+/// without the fused epilogue, each against f64 into a poisoned output.
+pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    let narrow = Some(MatmulVariant::Narrow);
+    // (problem, fused, whether the depth splits)
+    for (p, fused, split) in [
+        (problem(0, 300, 1, 2000, false, false), false, Some(true)),
+        (problem(0, 513, 8, 1024, false, false), true, Some(true)),
+        (problem(0, 257, 3, 1500, true, false), true, Some(true)),
+        (problem(0, 130, 16, 64, false, true), false, Some(false)),
+        (problem(3, 96, 5, 904, false, false), true, None),
+        (problem(0, 70, 17, 600, false, false), false, None),
+        (problem(0, 90, 24, 300, false, false), true, None),
+    ] {
+        variants_match(client, dtype, p, fused, &[narrow]);
+        with_dtype!(dtype, E => {
+            let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
+            let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
+            let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
+            let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
+            let strides = [p.m * p.k, p.k, 1];
+            let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
+            let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), narrow)
+                .unwrap_or_else(|e| panic!("{p:?}: {e}"))
+                .to_string();
+            assert!(plan.contains("narrow"), "{dtype} {p:?}: {plan}");
+            if let Some(split) = split {
+                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
+            }
+        });
+    }
+}
+
 /// The split-depth tensor-core shapes (`tc…_mma_split`, decode shapes on manual MMA): each
 /// matches the reference into a poisoned output where the depth is cut into chunks (the plan
 /// names them) and where it is not, with rows that do not fill the block, a padded transposed

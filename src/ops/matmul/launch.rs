@@ -12,10 +12,10 @@ use cubecl::prelude::*;
 use cubecl::server::Handle;
 use cubeport_kernels::activation::{Activation, GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
-    SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel, matmul_pad_kernel,
-    matmul_simt_async_kernel, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel,
-    matmul_skinny_fixup_kernel, matmul_skinny_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
-    matmul_tc_mma_kernel,
+    SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
+    matmul_narrow_kernel, matmul_pad_kernel, matmul_simt_async_kernel, matmul_simt_fixup_kernel,
+    matmul_simt_kernel, matmul_simt_sk_kernel, matmul_skinny_fixup_kernel, matmul_skinny_kernel,
+    matmul_tc_async_kernel, matmul_tc_kernel, matmul_tc_mma_kernel,
 };
 
 /// The buffers of one product. `bias` is any valid buffer when the spec has no bias (the
@@ -156,8 +156,8 @@ fn product<R: Runtime, E: Element, A: Activation>(
     // length and buffer offset make those vector accesses aligned and in bounds (for a padded
     // operand, its dense buffer of whole-vector rows, zero past the row); the
     // configurations' vector flags match the widths. The `cp.async` kernels are planned only
-    // where A and B rows (padded or not) are 16-byte vectors. The skinny kernel's and the split manual-MMA
-    // kernel's workspace holds the `batch · chunks · m · n` partial sums they and the fixup
+    // where A and B rows (padded or not) are 16-byte vectors. The skinny, narrow and split manual-MMA
+    // kernels' workspace holds the `batch · chunks · m · n` partial sums they and the fixup
     // pass index (`tc_split` leaves every chunk at least one depth row).
     unsafe {
         let buffers = || {
@@ -222,6 +222,44 @@ fn product<R: Runtime, E: Element, A: Activation>(
                     client,
                     count,
                     dim,
+                    nb,
+                    a,
+                    b,
+                    bias,
+                    c,
+                    ArrayArg::from_raw_parts(ws.clone(), len),
+                    m,
+                    n,
+                    k,
+                    sa(),
+                    sb(),
+                    pitch,
+                    scale,
+                    chunk_k,
+                    cfg,
+                );
+                if !cfg.direct {
+                    fixup(ws, len, chunks);
+                }
+            }
+            Kernel::Narrow {
+                cfg,
+                na,
+                nb,
+                chunks,
+                chunk_k,
+            } => {
+                // As the skinny kernel: a workspace of partial sums and the fixup pass when the
+                // depth is split, a 4-byte stand-in otherwise.
+                let outputs = spec.batch * m * n;
+                let len = if cfg.direct { 1 } else { outputs * chunks };
+                let ws = client.empty(len * 4);
+                let (a, b, bias, c) = buffers();
+                matmul_narrow_kernel::launch_unchecked::<E, A, R>(
+                    client,
+                    count,
+                    dim,
+                    na,
                     nb,
                     a,
                     b,

@@ -7,7 +7,9 @@ use super::stream_k::StreamK;
 use super::{MatmulVariant, SimtShape, TcShape};
 use crate::ops::{expect_dtype_supported, unsupported};
 use crate::{Caps, Error};
-use cubeport_kernels::matmul::{BlockConfig, CmmaConfig, SimtConfig, SkinnyConfig, TcConfig};
+use cubeport_kernels::matmul::{
+    BlockConfig, CmmaConfig, NarrowConfig, SimtConfig, SkinnyConfig, TcConfig,
+};
 use std::fmt;
 
 const OP: &str = "matmul";
@@ -188,6 +190,15 @@ pub(crate) enum Kernel {
         chunks: usize,
         chunk_k: usize,
     },
+    /// `matmul_narrow_kernel`, A loaded `na` and B `nb` wide, the depth in `chunks` chunks of
+    /// `chunk_k` rows; with more than one chunk, `matmul_skinny_fixup_kernel` sums them.
+    Narrow {
+        cfg: NarrowConfig,
+        na: usize,
+        nb: usize,
+        chunks: usize,
+        chunk_k: usize,
+    },
     /// `matmul_tc_kernel`: A loaded `na`, B `nb` wide, shared tiles of `nv`-wide vectors, C
     /// stored `nc` wide.
     Tc {
@@ -242,6 +253,19 @@ impl fmt::Display for Kernel {
                 cfg, nb, chunks, ..
             } => {
                 write!(f, "skinny b{nb} rows {}", cfg.tm)?;
+                if chunks > 1 {
+                    write!(f, ", depth in {chunks} chunks + fixup")?;
+                }
+                Ok(())
+            }
+            Kernel::Narrow {
+                cfg,
+                na,
+                nb,
+                chunks,
+                ..
+            } => {
+                write!(f, "narrow a{na} b{nb} cols {}", cfg.nc)?;
                 if chunks > 1 {
                     write!(f, ", depth in {chunks} chunks + fixup")?;
                 }
@@ -333,6 +357,7 @@ impl MatmulVariant {
         );
         let grid = match variant {
             MatmulVariant::Skinny => skinny(caps, spec, &widths).1,
+            MatmulVariant::Narrow => narrow(caps, spec, &widths).1,
             MatmulVariant::Tc(s) if s.split > 0 => {
                 let (bm, bn) = (s.bm(), s.bn());
                 let chunks = tc_split(caps, spec, s).0;
@@ -375,6 +400,9 @@ impl MatmulVariant {
         match self {
             // The skinny grid is not one of blocks (see `skinny`); this is its largest row group.
             MatmulVariant::Naive | MatmulVariant::Tiled16 | MatmulVariant::Skinny => (16, 16),
+            // The narrow grid is not one of blocks either (see `narrow`): a cube's rows and
+            // its column group.
+            MatmulVariant::Narrow => (NARROW_UNITS, NARROW_MAX_N),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
             MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
@@ -409,6 +437,7 @@ impl MatmulVariant {
         match *self {
             MatmulVariant::Naive => (Kernel::Naive, [16, 16]),
             MatmulVariant::Skinny => (skinny(caps, spec, w).0, SKINNY_UNITS.map(|u| u as u32)),
+            MatmulVariant::Narrow => (narrow(caps, spec, w).0, [NARROW_UNITS as u32, 1]),
             MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => blocked(64, 16, 4, 4, false),
             MatmulVariant::Blocked128 { double_buffer } => blocked(128, 8, 8, 4, double_buffer),
@@ -570,6 +599,61 @@ fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
         chunk_k,
     };
     (kernel, [col_vecs.div_ceil(ux), groups * chunks, spec.batch])
+}
+
+/// Units of a narrow cube (one row of A each).
+const NARROW_UNITS: usize = 128;
+
+/// Columns per narrow cube: the f32 accumulators of each unit.
+const NARROW_MAX_N: usize = 16;
+
+/// The narrow kernel for `spec` and its grid `(⌈m/128⌉, column groups · chunks, batch)`: A
+/// read as 16-byte vectors where its layout and the device allow (else scalars), four vectors
+/// (or eight scalars) in flight per unit; up to `NARROW_MAX_N` columns per group; B's rows as
+/// 16-byte or 4-wide vectors where its layout allows and the width divides the group; the depth
+/// split into chunks until the cubes fill the device (8 per SM, 64 SMs where the count is
+/// unknown), while every chunk keeps ≥ 8 steps and the partial sums' traffic (8 bytes each,
+/// written and read) stays within an eighth of A's bytes.
+fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
+    let na = if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
+        w.v16
+    } else {
+        1
+    };
+    let steps = if na > 1 { 4 } else { 8 };
+    let nc = spec.n.min(NARROW_MAX_N);
+    let fits = |v: usize| v <= caps.max_vector_size && nc.is_multiple_of(v);
+    let nb = if w.b16 == w.v16 && fits(w.v16) {
+        w.v16
+    } else if w.b4 == 4 && fits(4) {
+        4
+    } else {
+        1
+    };
+    let groups = spec.n.div_ceil(nc);
+    let row_cubes = spec.m.div_ceil(NARROW_UNITS);
+    let base = row_cubes * groups * spec.batch;
+    let fill = caps.num_sms.map_or(64, |s| s as usize) * 8;
+    let step = steps * na;
+    let by_depth = spec.k / (8 * step);
+    let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
+    let chunks = fill.div_ceil(base).min(by_depth).min(by_traffic).max(1);
+    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step);
+    let chunks = spec.k.div_ceil(chunk_k);
+    let cfg = NarrowConfig {
+        nc,
+        steps,
+        direct: chunks == 1,
+        bias: spec.bias,
+    };
+    let kernel = Kernel::Narrow {
+        cfg,
+        na,
+        nb,
+        chunks,
+        chunk_k,
+    };
+    (kernel, [row_cubes, groups * chunks, spec.batch])
 }
 
 /// The largest power of two not above `v` (`v ≥ 1`).

@@ -19,6 +19,11 @@ pub enum MatmulVariant {
     /// over the grid where that fills the device (f32 partial sums, summed in order by a
     /// second pass). Bound by B's bytes; any `m` runs, each 16 rows streaming B again.
     Skinny,
+    /// Few columns (`n` up to 16 per column group): a unit per row of A holding all of the
+    /// group's outputs, A streamed once as vectors, B read at one address per plane, the depth
+    /// split over the grid where that fills the device (summed in order by the skinny kernel's
+    /// second pass). Bound by A's bytes; any `n` runs, each 16 columns streaming A again.
+    Narrow,
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
     /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
@@ -41,6 +46,7 @@ impl fmt::Display for MatmulVariant {
             MatmulVariant::Naive => "naive",
             MatmulVariant::Tiled16 => "tiled16",
             MatmulVariant::Skinny => "skinny",
+            MatmulVariant::Narrow => "narrow",
             MatmulVariant::Blocked64 => "blocked64",
             MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -58,7 +64,7 @@ impl fmt::Display for MatmulVariant {
 impl std::str::FromStr for MatmulVariant {
     type Err = String;
 
-    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `blocked64`, `blocked128`,
+    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `narrow`, `blocked64`, `blocked128`,
     /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
     /// (`tc128x128x32_w2x4`).
     fn from_str(s: &str) -> Result<Self, String> {
@@ -66,6 +72,7 @@ impl std::str::FromStr for MatmulVariant {
             "naive" => MatmulVariant::Naive,
             "tiled16" => MatmulVariant::Tiled16,
             "skinny" => MatmulVariant::Skinny,
+            "narrow" => MatmulVariant::Narrow,
             "blocked64" => MatmulVariant::Blocked64,
             "blocked128" => MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -83,10 +90,11 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 30] = [
+    pub const ALL: [MatmulVariant; 31] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
+        MatmulVariant::Narrow,
         MatmulVariant::Blocked64,
         MatmulVariant::Blocked128 {
             double_buffer: false,
@@ -166,6 +174,7 @@ impl MatmulVariant {
             MatmulVariant::Naive
             | MatmulVariant::Tiled16
             | MatmulVariant::Skinny
+            | MatmulVariant::Narrow
             | MatmulVariant::Blocked64
             | MatmulVariant::Blocked128 { .. } => Ok(()),
         }

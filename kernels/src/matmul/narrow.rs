@@ -1,0 +1,143 @@
+//! Products with few columns (`n` of 1 to 16: a weight times a handful of vectors). A tiled
+//! kernel would leave almost every column of its block empty; here each unit owns one row of
+//! A and all of its `nc` outputs, so A, the large operand, is read once, as 16-byte vectors,
+//! and B, the small one, is read by every unit of a plane at the same address (a broadcast
+//! from cache), as vectors along its rows where the layout allows. No reduction across units:
+//! the depth is split over the grid instead.
+
+use super::common::{epilogue, zeroed};
+use crate::activation::Activation;
+use cubecl::prelude::*;
+
+/// Comptime shape of [`matmul_narrow_kernel()`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NarrowConfig {
+    /// Columns of C per cube (every unit accumulates all of them, `nc` f32 registers);
+    /// `n > nc` takes `⌈n/nc⌉` column groups, each reading A again.
+    pub nc: usize,
+    /// Vectors of A each unit loads before using any (all issued together: one DRAM round
+    /// trip per step of `steps · NA` depths).
+    pub steps: usize,
+    /// One depth chunk: the cube applies the epilogue and stores C. Otherwise it writes f32
+    /// partial sums for [`matmul_skinny_fixup_kernel()`](super::matmul_skinny_fixup_kernel()).
+    pub direct: bool,
+    /// Add `bias[col]` before the activation (direct launches only).
+    pub bias: bool,
+}
+
+/// Sums of products over one depth chunk for one row of A per unit × `nc` columns.
+///
+/// Grid: `(⌈m / CUBE_DIM⌉, ⌈n/nc⌉ · chunks, batch)`; cube `y` is column group `y mod ⌈n/nc⌉`
+/// of depth chunk `y / ⌈n/nc⌉` (`chunk_k` depths each). Direct: `c[z, row, col] =
+/// act(sum + bias)`; else `partials[((z · chunks + chunk) · m + row) · n + col] = sum` (f32),
+/// the layout the skinny kernel's fixup pass sums.
+///
+/// Preconditions: `NA > 1` only where A's column stride is 1 and its batch and row strides
+/// and `k` are multiples of `NA`; `NB > 1` only where B's column stride is 1, its batch and
+/// row strides and `n` are multiples of `NB`, and `NB` divides `nc`; `chunk_k` a multiple of
+/// `NA`; strides address in-bounds
+/// elements for every `(z, row < m, col < n, kk < k)`; `partials` holds `batch · chunks · m ·
+/// n` values when not direct.
+#[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
+pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
+    a: &Array<Vector<F, NA>>,
+    b: &Array<Vector<F, NB>>,
+    bias: &Array<F>,
+    c: &mut Array<F>,
+    partials: &mut Array<f32>,
+    m: usize,
+    n: usize,
+    k: usize,
+    a_strides: Sequence<usize>,
+    b_strides: Sequence<usize>,
+    c_pitch: usize,
+    scale: f32,
+    chunk_k: usize,
+    #[comptime] cfg: NarrowConfig,
+) {
+    let na = NA::value();
+    let nb = NB::value();
+    let nc = comptime!(cfg.nc);
+    let steps = comptime!(cfg.steps);
+    let row = CUBE_POS_X as usize * CUBE_DIM as usize + UNIT_POS as usize;
+    let groups = n.div_ceil(nc);
+    let chunks = CUBE_COUNT_Y as usize / groups;
+    let chunk = CUBE_POS_Y as usize / groups;
+    let col0 = (CUBE_POS_Y as usize % groups) * nc;
+    let z = CUBE_POS_Z as usize;
+    let k0 = chunk * chunk_k;
+    let k1 = select(k0 + chunk_k < k, k0 + chunk_k, k);
+    let (a_sc, b_sr, b_sc) = (a_strides[2], b_strides[1], b_strides[2]);
+    // With NB > 1 the column stride is 1 and the batch and row strides are multiples of NB.
+    let b_base = z * b_strides[0];
+    // The group's B vectors along a depth row, offsets in scalars. Vectors past `n` (the last
+    // group) read the row's last vector and are never stored: no branch around the loads.
+    let mut bcol = Array::<usize>::new(comptime!(cfg.nc / nb));
+    #[unroll]
+    for jv in 0..comptime!(cfg.nc / nb) {
+        let col = col0 + jv * nb;
+        bcol[jv] = select(col < n, col, n - nb) * b_sc;
+    }
+    let mut acc = zeroed(nc);
+    // Rows past `m` skip the loops (no barrier follows).
+    let kend = select(row < m, k1, k0);
+    // With NA > 1 the column stride is 1 and every term is a multiple of NA.
+    let a_base = z * a_strides[0] + row * a_strides[1];
+    let mut kk = k0;
+    let mut av = Array::<Vector<F, NA>>::new(steps);
+    while kk + steps * na <= kend {
+        #[unroll]
+        for s in 0..steps {
+            av[s] = a[(a_base + (kk + s * na) * a_sc) / na];
+        }
+        #[unroll]
+        for s in 0..steps {
+            #[unroll]
+            for t in 0..na {
+                let x = f32::cast_from(av[s][t]);
+                let brow = b_base + (kk + s * na + t) * b_sr;
+                #[unroll]
+                for jv in 0..comptime!(cfg.nc / nb) {
+                    let bv = b[(brow + bcol[jv]) / nb];
+                    #[unroll]
+                    for l in 0..nb {
+                        acc[jv * nb + l] += x * f32::cast_from(bv[l]);
+                    }
+                }
+            }
+        }
+        kk += steps * na;
+    }
+    while kk < kend {
+        let v = a[(a_base + kk * a_sc) / na];
+        #[unroll]
+        for t in 0..na {
+            let x = f32::cast_from(v[t]);
+            let brow = b_base + (kk + t) * b_sr;
+            #[unroll]
+            for jv in 0..comptime!(cfg.nc / nb) {
+                let bv = b[(brow + bcol[jv]) / nb];
+                #[unroll]
+                for l in 0..nb {
+                    acc[jv * nb + l] += x * f32::cast_from(bv[l]);
+                }
+            }
+        }
+        kk += na;
+    }
+    if row < m {
+        #[unroll]
+        for j in 0..nc {
+            let col = col0 + j;
+            if col < n {
+                if comptime!(cfg.direct) {
+                    c[(z * m + row) * c_pitch + col] =
+                        epilogue::<F, A>(acc[j], bias, col, scale, cfg.bias);
+                } else {
+                    partials[((z * chunks + chunk) * m + row) * n + col] = acc[j];
+                }
+            }
+        }
+    }
+}
