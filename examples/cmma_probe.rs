@@ -1,0 +1,358 @@
+//! What limits tensor cores through Vulkan's cooperative matrices (issue 23): f16 matmul on
+//! `wgpu-spirv` runs at about a tenth of CUDA whether the kernel is the untiled `cmma` or a tiled
+//! shape, so the cost is per fragment operation, not in the tiling. Three probes, each a grid of
+//! cubes of 4 planes that multiply 16 × 16 × 16 f16 fragments into f32 accumulators `iters`
+//! times, timed by the host clock around a sync (median of 5 launches) and reported in TFLOP/s:
+//! - `mma_only`: two A and two B fragments loaded once from global memory, then four
+//!   `cmma::execute` per iteration (the tensor cores' own rate, nothing loaded);
+//! - `shared_scalar`: per iteration, the four fragments loaded from a shared tile of scalars
+//!   (as `cmma` stages them), then the four products;
+//! - `shared_vec`: the same from a shared tile of 4-element vectors with 16-byte padded rows
+//!   (as the tiled `tc…` shapes stage them).
+//!
+//! `mma_only` near the device's dense f16 rate and the shared probes far below point at the
+//! fragment loads; all three far below point at the product itself (emulation, or fragments
+//! not held in registers). Every probe's accumulators are checked against the exact value.
+//!
+//! ```text
+//! CUBEPORT_BACKEND=cuda cargo run --release --example cmma_probe --features testing
+//! cargo run --release --example cmma_probe --features testing,wgpu-spirv   # wgpu (SPIR-V)
+//! ```
+//! `CMMA_ITERS` (default 4096) and `CMMA_CUBES` (default 8 per SM, or 1056) set the work.
+
+use cubeport::cubecl;
+use cubeport::cubecl::prelude::*;
+use cubeport::testing::sync;
+use std::time::Instant;
+
+/// Planes per cube.
+const PLANES: usize = 4;
+/// Rows of a plane's A strip and columns of its B strip: two fragments each.
+const STRIP: usize = 32;
+/// Depth of the shared tiles: four fragment depths, so successive iterations read new columns.
+const DEPTH: usize = 64;
+
+/// One 16 × 16 × 16 fragment of `ident` from `from`, rows `stride` scalars apart.
+#[cube]
+fn frag<S: CubePrimitive>(
+    #[comptime] ident: cmma::MatrixIdent,
+    from: &Slice<S>,
+    stride: u32,
+) -> cmma::Matrix<half::f16> {
+    // SAFETY: loaded in full on the next line before any use.
+    let f = unsafe {
+        cmma::Matrix::<half::f16>::uninitialized(
+            ident,
+            16usize,
+            16usize,
+            16usize,
+            cmma::MatrixLayout::RowMajor,
+        )
+    };
+    cmma::load(&f, from, stride);
+    f
+}
+
+/// Four zeroed f32 accumulators.
+#[cube]
+fn zeros() -> Sequence<cmma::Matrix<f32>> {
+    let mut acc = Sequence::<cmma::Matrix<f32>>::new();
+    #[unroll]
+    for _ in 0..4usize {
+        acc.push(cmma::Matrix::<f32>::from_value(
+            cmma::MatrixIdent::Accumulator,
+            16usize,
+            16usize,
+            16usize,
+            cmma::MatrixLayout::Undefined,
+            0.0,
+        ));
+    }
+    acc
+}
+
+/// `acc[2i + j] += fa[i] · fb[j]`.
+#[cube]
+fn products(
+    fa: &Sequence<cmma::Matrix<half::f16>>,
+    fb: &Sequence<cmma::Matrix<half::f16>>,
+    acc: &Sequence<cmma::Matrix<f32>>,
+) {
+    #[unroll]
+    for i in 0..2usize {
+        #[unroll]
+        for j in 0..2usize {
+            let c = &acc[2 * i + j];
+            cmma::execute::<half::f16, half::f16, f32, f32>(&fa[i], &fb[j], c, c);
+        }
+    }
+}
+
+/// Writes the plane's four accumulators to `out` (256 f32 each, plane after plane).
+#[cube]
+fn store_all(acc: &Sequence<cmma::Matrix<f32>>, out: &mut Array<f32>) {
+    let plane = CUBE_POS * PLANES + UNIT_POS_Y as usize;
+    #[unroll]
+    for f in 0..4usize {
+        let at = (plane * 4 + f) * 256;
+        cmma::store(
+            &mut out.slice_mut(at, at + 256),
+            &acc[f],
+            16,
+            cmma::MatrixLayout::RowMajor,
+        );
+    }
+}
+
+#[cube(launch_unchecked)]
+fn mma_only(a: &Array<half::f16>, b: &Array<half::f16>, out: &mut Array<f32>, iters: u32) {
+    let mut fa = Sequence::<cmma::Matrix<half::f16>>::new();
+    let mut fb = Sequence::<cmma::Matrix<half::f16>>::new();
+    #[unroll]
+    for i in 0..2usize {
+        fa.push(frag::<half::f16>(
+            cmma::MatrixIdent::A,
+            &a.slice(i * 256, i * 256 + 256),
+            16,
+        ));
+        fb.push(frag::<half::f16>(
+            cmma::MatrixIdent::B,
+            &b.slice(i * 256, i * 256 + 256),
+            16,
+        ));
+    }
+    let acc = zeros();
+    for _ in 0..iters {
+        products(&fa, &fb, &acc);
+    }
+    store_all(&acc, out);
+}
+
+#[cube(launch_unchecked)]
+fn shared_scalar(a: &Array<half::f16>, b: &Array<half::f16>, out: &mut Array<f32>, iters: u32) {
+    // Each plane's A strip (32 rows × DEPTH) and B strip (DEPTH × 32), row-major, unpadded.
+    let strip = comptime!(STRIP * DEPTH);
+    let mut a_s = SharedMemory::<half::f16>::new(comptime!(PLANES * STRIP * DEPTH));
+    let mut b_s = SharedMemory::<half::f16>::new(comptime!(PLANES * STRIP * DEPTH));
+    let units = comptime!(PLANES * 32);
+    let mut i = UNIT_POS as usize;
+    while i < comptime!(PLANES * STRIP * DEPTH) {
+        a_s[i] = a[i % 512];
+        b_s[i] = b[i % 512];
+        i += units;
+    }
+    sync_cube();
+    let base = UNIT_POS_Y as usize * strip;
+    let acc = zeros();
+    for it in 0..iters {
+        // A new fragment column of the tiles each iteration, so no load is loop-invariant.
+        let ks = (it as usize % comptime!(DEPTH / 16)) * 16;
+        let mut fa = Sequence::<cmma::Matrix<half::f16>>::new();
+        let mut fb = Sequence::<cmma::Matrix<half::f16>>::new();
+        #[unroll]
+        for i in 0..2usize {
+            let at = base + i * comptime!(16 * DEPTH) + ks;
+            fa.push(frag::<half::f16>(
+                cmma::MatrixIdent::A,
+                &a_s.slice(at, at + comptime!(15 * DEPTH + 16)),
+                DEPTH as u32,
+            ));
+            let bt = base + ks * STRIP + i * 16;
+            fb.push(frag::<half::f16>(
+                cmma::MatrixIdent::B,
+                &b_s.slice(bt, bt + comptime!(15 * STRIP + 16)),
+                STRIP as u32,
+            ));
+        }
+        products(&fa, &fb, &acc);
+    }
+    store_all(&acc, out);
+}
+
+#[cube(launch_unchecked)]
+fn shared_vec<NV: Size>(
+    a: &Array<half::f16>,
+    b: &Array<half::f16>,
+    out: &mut Array<f32>,
+    iters: u32,
+) {
+    // As `shared_scalar`, each row padded by one vector (the tiled shapes' layout).
+    let nv = NV::value().comptime();
+    let a_row = comptime!((DEPTH + nv) / nv);
+    let b_row = comptime!((STRIP + nv) / nv);
+    let a_strip = comptime!(STRIP * a_row);
+    let b_strip = comptime!(DEPTH * b_row);
+    let mut a_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * STRIP * a_row));
+    let mut b_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * DEPTH * b_row));
+    let units = comptime!(PLANES * 32);
+    let mut i = UNIT_POS as usize;
+    while i < comptime!(PLANES * STRIP * a_row) {
+        let mut v = Vector::<half::f16, NV>::empty();
+        #[unroll]
+        for l in 0..nv {
+            v[l] = a[(i * nv + l) % 512];
+        }
+        a_s[i] = v;
+        i += units;
+    }
+    let mut i = UNIT_POS as usize;
+    while i < comptime!(PLANES * DEPTH * b_row) {
+        let mut v = Vector::<half::f16, NV>::empty();
+        #[unroll]
+        for l in 0..nv {
+            v[l] = b[(i * nv + l) % 512];
+        }
+        b_s[i] = v;
+        i += units;
+    }
+    sync_cube();
+    let plane = UNIT_POS_Y as usize;
+    let acc = zeros();
+    for it in 0..iters {
+        let ks = (it as usize % comptime!(DEPTH / 16)) * 16;
+        let mut fa = Sequence::<cmma::Matrix<half::f16>>::new();
+        let mut fb = Sequence::<cmma::Matrix<half::f16>>::new();
+        #[unroll]
+        for i in 0..2usize {
+            let at = plane * a_strip + i * 16 * a_row + ks / nv;
+            fa.push(frag::<Vector<half::f16, NV>>(
+                cmma::MatrixIdent::A,
+                &a_s.slice(at, at + comptime!((15 * (DEPTH + nv) + 16) / nv)),
+                comptime!((DEPTH + nv) as u32),
+            ));
+            let bt = plane * b_strip + ks * b_row + i * comptime!(16 / nv);
+            fb.push(frag::<Vector<half::f16, NV>>(
+                cmma::MatrixIdent::B,
+                &b_s.slice(bt, bt + comptime!((15 * (STRIP + nv) + 16) / nv)),
+                comptime!((STRIP + nv) as u32),
+            ));
+        }
+        products(&fa, &fb, &acc);
+    }
+    store_all(&acc, out);
+}
+
+/// Times `launch` (median of 5 after one warm-up) and checks `out` against `want` per element.
+fn probe<R: Runtime>(
+    client: &ComputeClient<R>,
+    name: &str,
+    out: &cubecl::server::Handle,
+    len: usize,
+    flops: f64,
+    want: f32,
+    launch: &dyn Fn(),
+) -> Result<(), cubeport::Error> {
+    launch();
+    sync(client)?;
+    let mut times = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        launch();
+        sync(client)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let bytes = client
+        .read_one(out.clone())
+        .map_err(|e| cubeport::Error::Launch {
+            op: "cmma_probe",
+            message: format!("{e:?}"),
+        })?;
+    let got: &[f32] = bytemuck::cast_slice(&bytes);
+    let wrong = got[..len].iter().filter(|&&v| v != want).count();
+    println!(
+        "{name:14} {:8.3} ms {:8.1} TFLOP/s  {}",
+        times[2] * 1e3,
+        flops / times[2] / 1e12,
+        if wrong == 0 {
+            "ok".to_string()
+        } else {
+            format!("WRONG: {wrong} of {len} differ from {want}")
+        }
+    );
+    Ok(())
+}
+
+fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
+    let caps = cubeport::caps_of(client);
+    println!("{}: {caps:?}", R::name(client));
+    // The probes' cubes are planes of 32 (one fragment per plane, as on NVIDIA).
+    if !(caps.tensor_cores && caps.f16 && caps.plane.fixed_width() == Some(32)) {
+        println!("SKIP: no 16 × 16 × 16 f16 fragments on planes of 32 here");
+        return Ok(());
+    }
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let iters = env("CMMA_ITERS", 4096);
+    let cubes = env("CMMA_CUBES", caps.num_sms.map_or(1056, |s| 8 * s as usize));
+    // Exact in f16 and f32: each product term is 0.5 · 0.25, 16 terms per fragment product.
+    let a = vec![half::f16::from_f32(0.5); 512];
+    let b = vec![half::f16::from_f32(0.25); 512];
+    let ha = client.create_from_slice(bytemuck::cast_slice(&a));
+    let hb = client.create_from_slice(bytemuck::cast_slice(&b));
+    let len = cubes * PLANES * 4 * 256;
+    let out = client.empty(len * 4);
+    let want = (iters * 16) as f32 * 0.125;
+    let flops = (cubes * PLANES * 4 * iters) as f64 * 2.0 * 16.0 * 16.0 * 16.0;
+    let count = CubeCount::new_1d(cubes as u32);
+    let dim = CubeDim::new_2d(32, PLANES as u32);
+    // SAFETY: the handles hold these many elements (created above).
+    let args = || unsafe {
+        (
+            ArrayArg::from_raw_parts(ha.clone(), 512),
+            ArrayArg::from_raw_parts(hb.clone(), 512),
+            ArrayArg::from_raw_parts(out.clone(), len),
+        )
+    };
+    // SAFETY (all three): `a` and `b` hold 512 f16, `out` one 16 × 16 f32 block per
+    // accumulator of every plane of the grid; the shared tiles are indexed within their size.
+    probe(client, "mma_only", &out, len, flops, want, &|| {
+        let (a, b, o) = args();
+        unsafe {
+            mma_only::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters as u32)
+        }
+    })?;
+    probe(client, "shared_scalar", &out, len, flops, want, &|| {
+        let (a, b, o) = args();
+        unsafe {
+            shared_scalar::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters as u32)
+        }
+    })?;
+    for nv in [4usize, 8] {
+        probe(
+            client,
+            &format!("shared_vec{nv}"),
+            &out,
+            len,
+            flops,
+            want,
+            &|| {
+                let (a, b, o) = args();
+                unsafe {
+                    shared_vec::launch_unchecked::<R>(
+                        client,
+                        count.clone(),
+                        dim,
+                        nv,
+                        a,
+                        b,
+                        o,
+                        iters as u32,
+                    )
+                }
+            },
+        )?;
+    }
+    Ok(())
+}
+
+fn main() -> Result<(), cubeport::Error> {
+    match std::env::var("CUBEPORT_BACKEND").as_deref() {
+        Ok("cuda") => run(&cubeport::cuda_client()?),
+        _ => run(&cubeport::wgpu_client()?),
+    }
+}
