@@ -19,6 +19,8 @@
 //! cargo run --release --example cmma_probe --features testing,wgpu-spirv   # wgpu (SPIR-V)
 //! ```
 //! `CMMA_ITERS` (default 4096) and `CMMA_CUBES` (default 8 per SM, or 1056) set the work.
+//! To read the SPIR-V without such a device: build with `--features
+//! testing,wgpu-spirv,cubecl/spirv-dump` and run with `CMMA_FORCE=1 CUBECL_DEBUG_SPIRV=DIR`.
 
 use cubeport::cubecl;
 use cubeport::cubecl::prelude::*;
@@ -177,34 +179,15 @@ fn shared_vec<NV: Size>(
     iters: u32,
 ) {
     // As `shared_scalar`, each row padded by one vector (the tiled shapes' layout).
-    let nv = NV::value().comptime();
+    let nv = NV::value();
     let a_row = comptime!((DEPTH + nv) / nv);
     let b_row = comptime!((STRIP + nv) / nv);
     let a_strip = comptime!(STRIP * a_row);
     let b_strip = comptime!(DEPTH * b_row);
     let mut a_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * STRIP * a_row));
     let mut b_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * DEPTH * b_row));
-    let units = comptime!(PLANES * 32);
-    let mut i = UNIT_POS as usize;
-    while i < comptime!(PLANES * STRIP * a_row) {
-        let mut v = Vector::<half::f16, NV>::empty();
-        #[unroll]
-        for l in 0..nv {
-            v[l] = a[(i * nv + l) % 512];
-        }
-        a_s[i] = v;
-        i += units;
-    }
-    let mut i = UNIT_POS as usize;
-    while i < comptime!(PLANES * DEPTH * b_row) {
-        let mut v = Vector::<half::f16, NV>::empty();
-        #[unroll]
-        for l in 0..nv {
-            v[l] = b[(i * nv + l) % 512];
-        }
-        b_s[i] = v;
-        i += units;
-    }
+    fill_vec(&mut a_s, a, comptime!(PLANES * STRIP * a_row));
+    fill_vec(&mut b_s, b, comptime!(PLANES * DEPTH * b_row));
     sync_cube();
     let plane = UNIT_POS_Y as usize;
     let acc = zeros();
@@ -230,6 +213,26 @@ fn shared_vec<NV: Size>(
         products(&fa, &fb, &acc);
     }
     store_all(&acc, out);
+}
+
+/// `tile[i]` = the `NV` values of `from` at `i · NV …` (wrapping at 512), for `i < len`.
+#[cube]
+fn fill_vec<NV: Size>(
+    tile: &mut SharedMemory<Vector<half::f16, NV>>,
+    from: &Array<half::f16>,
+    #[comptime] len: usize,
+) {
+    let nv = NV::value();
+    let mut i = UNIT_POS as usize;
+    while i < len {
+        let mut v = Vector::<half::f16, NV>::empty();
+        #[unroll]
+        for l in 0..nv {
+            v[l] = from[(i * nv + l) % 512];
+        }
+        tile[i] = v;
+        i += comptime!(PLANES * 32);
+    }
 }
 
 /// Times `launch` (median of 5 after one warm-up) and checks `out` against `want` per element.
@@ -277,7 +280,12 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
     let caps = cubeport::caps_of(client);
     println!("{}: {caps:?}", R::name(client));
     // The probes' cubes are planes of 32 (one fragment per plane, as on NVIDIA).
-    if !(caps.tensor_cores && caps.f16 && caps.plane.fixed_width() == Some(32)) {
+    // `CMMA_FORCE=1` launches anyway: with cubecl's `spirv-dump` feature and
+    // `CUBECL_DEBUG_SPIRV=DIR`, the kernels' SPIR-V is written before the driver refuses them
+    // (for `spirv-val` / `spirv-dis` on a machine without cooperative matrices).
+    let force = cubeport::testing::env_flag("CMMA_FORCE");
+    let fragments = caps.tensor_cores && caps.f16 && caps.plane.fixed_width() == Some(32);
+    if !(force || fragments) {
         println!("SKIP: no 16 × 16 × 16 f16 fragments on planes of 32 here");
         return Ok(());
     }

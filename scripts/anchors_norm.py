@@ -2,14 +2,7 @@
 F.layer_norm eager, 16384 x 4096 and 4096 x 16384, every dtype, CUDA events, medians; bytes are
 the input read and the output written.   python3 scripts/anchors_norm.py"""
 import torch, torch.nn.functional as F
-def ev(fn, warm=5, reps=20):
-    for _ in range(warm): fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
-    return sorted(ts)[len(ts)//2] / 1e3
+from torch_timing import ev
 print(torch.__version__, torch.cuda.get_device_name())
 for (r, c) in [(16384, 4096), (4096, 16384)]:
     for dt in (torch.float32, torch.float16, torch.bfloat16):

@@ -225,6 +225,27 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     }
 }
 
+/// The plan `variant` gets for `p` with dense row-major operands (A `[batch_a, m, k]`, B
+/// `[k, n]`), as printed.
+fn plan_text<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    p: Problem,
+    variant: MatmulVariant,
+) -> String {
+    with_dtype!(dtype, E => {
+        let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
+        let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
+        let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
+        let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
+        let strides = [p.m * p.k, p.k, 1];
+        let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
+        cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), Some(variant))
+            .unwrap_or_else(|e| panic!("{variant} {p:?}: {e}"))
+            .to_string()
+    })
+}
+
 /// The skinny kernel (decode-like rows): problems whose depth splits over the grid (the
 /// fixup pass sums the chunks) and ones it does not, B rows of 16-byte vectors, of 4-wide
 /// vectors only, or scalars (odd `n`, a transposed B), batches with B broadcast, a transposed
@@ -284,21 +305,14 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
                 "{p:?}"
             );
         }
-        with_dtype!(dtype, E => {
-            let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
-            let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
-            let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
-            let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
-            let strides = [p.m * p.k, p.k, 1];
-            let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
-            let skinny = Some(MatmulVariant::Skinny);
-            let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), skinny)
-                .unwrap_or_else(|e| panic!("{p:?}: {e}"))
-                .to_string();
-            if let Some(split) = split {
-                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
-            }
-        });
+        let plan = plan_text(client, dtype, p, MatmulVariant::Skinny);
+        if let Some(split) = split {
+            assert_eq!(
+                plan.contains("chunks + fixup"),
+                split,
+                "{dtype} {p:?}: {plan}"
+            );
+        }
     }
 }
 
@@ -329,21 +343,15 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         (problem(0, 90, 24, 300, false, false), true, None),
     ] {
         variants_match(client, dtype, p, fused, &[narrow]);
-        with_dtype!(dtype, E => {
-            let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
-            let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
-            let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
-            let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
-            let strides = [p.m * p.k, p.k, 1];
-            let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
-            let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), narrow)
-                .unwrap_or_else(|e| panic!("{p:?}: {e}"))
-                .to_string();
-            assert!(plan.contains("narrow"), "{dtype} {p:?}: {plan}");
-            if let Some(split) = split {
-                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
-            }
-        });
+        let plan = plan_text(client, dtype, p, MatmulVariant::Narrow);
+        assert!(plan.contains("narrow"), "{dtype} {p:?}: {plan}");
+        if let Some(split) = split {
+            assert_eq!(
+                plan.contains("chunks + fixup"),
+                split,
+                "{dtype} {p:?}: {plan}"
+            );
+        }
     }
 }
 
@@ -391,18 +399,12 @@ pub fn matmul_tc_split<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         }
         for (p, fused, split) in cases {
             variants_match(client, dtype, p, fused, &[Some(v)]);
-            with_dtype!(dtype, E => {
-                let rows = p.batch_a.max(1) * p.m;
-                let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
-                let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
-                let mut dc = DeviceTensor::<E>::empty(client, &[p.batch_a.max(1), p.m, p.n]).unwrap();
-                let a_shape = [p.batch_a.max(1), p.m, p.k];
-                let va = TensorRef::new(da.handle(), &a_shape, &[p.m * p.k, p.k, 1], dtype);
-                let plan = cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), Some(v))
-                    .unwrap_or_else(|e| panic!("{v} {p:?}: {e}"))
-                    .to_string();
-                assert_eq!(plan.contains("chunks + fixup"), split, "{dtype} {p:?}: {plan}");
-            });
+            let plan = plan_text(client, dtype, p, v);
+            assert_eq!(
+                plan.contains("chunks + fixup"),
+                split,
+                "{dtype} {p:?}: {plan}"
+            );
         }
     }
     let tensor_split = shapes

@@ -95,16 +95,8 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
         for s in 0..steps {
             #[unroll]
             for t in 0..na {
-                let x = f32::cast_from(av[s][t]);
                 let brow = b_base + (kk + s * na + t) * b_sr;
-                #[unroll]
-                for jv in 0..comptime!(cfg.nc / nb) {
-                    let bv = b[(brow + bcol[jv]) / nb];
-                    #[unroll]
-                    for l in 0..nb {
-                        acc[jv * nb + l] += x * f32::cast_from(bv[l]);
-                    }
-                }
+                add_row::<F, NB>(&mut acc, f32::cast_from(av[s][t]), b, brow, &bcol, nc);
             }
         }
         kk += steps * na;
@@ -113,16 +105,8 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
         let v = a[(a_base + kk * a_sc) / na];
         #[unroll]
         for t in 0..na {
-            let x = f32::cast_from(v[t]);
             let brow = b_base + (kk + t) * b_sr;
-            #[unroll]
-            for jv in 0..comptime!(cfg.nc / nb) {
-                let bv = b[(brow + bcol[jv]) / nb];
-                #[unroll]
-                for l in 0..nb {
-                    acc[jv * nb + l] += x * f32::cast_from(bv[l]);
-                }
-            }
+            add_row::<F, NB>(&mut acc, f32::cast_from(v[t]), b, brow, &bcol, nc);
         }
         kk += na;
     }
@@ -138,6 +122,28 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
                     partials[((z * chunks + chunk) * m + row) * n + col] = acc[j];
                 }
             }
+        }
+    }
+}
+
+/// `acc[j] += x · B[row, col0 + j]` for the group's `nc` columns: B's row at scalar offset
+/// `brow`, its vectors at the offsets `bcol`.
+#[cube]
+fn add_row<F: Float, NB: Size>(
+    acc: &mut Array<f32>,
+    x: f32,
+    b: &Array<Vector<F, NB>>,
+    brow: usize,
+    bcol: &Array<usize>,
+    #[comptime] nc: usize,
+) {
+    let nb = NB::value();
+    #[unroll]
+    for jv in 0..comptime!(nc / nb) {
+        let bv = b[(brow + bcol[jv]) / nb];
+        #[unroll]
+        for l in 0..nb {
+            acc[jv * nb + l] += x * f32::cast_from(bv[l]);
         }
     }
 }

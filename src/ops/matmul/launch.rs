@@ -189,6 +189,17 @@ fn product<R: Runtime, E: Element, A: Activation>(
                 spec.bias,
             );
         };
+        // The split products' workspace: `batch · chunks · m · n` f32 partial sums when the
+        // depth is split; when direct the kernel never touches it, and a 4-byte stand-in keeps
+        // the bindings distinct on wgpu.
+        let workspace = |direct: bool, chunks: usize| {
+            let len = if direct {
+                1
+            } else {
+                spec.batch * m * n * chunks
+            };
+            (client.empty(len * 4), len)
+        };
         // Every planned kernel but the stream-K tail's takes the same arguments after its
         // vector widths: the operands, the problem, the epilogue's scale, its configuration.
         macro_rules! launch {
@@ -200,6 +211,37 @@ fn product<R: Runtime, E: Element, A: Activation>(
                 )
             }};
         }
+        // The depth-split kernels (skinny, narrow): their partial sums in the workspace, an
+        // argument of their own with the chunk depth, then the fixup pass when split.
+        macro_rules! launch_split {
+            ($kernel:ident, [$($width:expr),*], $cfg:expr, $chunks:expr, $chunk_k:expr) => {{
+                let (ws, len) = workspace($cfg.direct, $chunks);
+                let (a, b, bias, c) = buffers();
+                $kernel::launch_unchecked::<E, A, R>(
+                    client,
+                    count,
+                    dim,
+                    $($width,)*
+                    a,
+                    b,
+                    bias,
+                    c,
+                    ArrayArg::from_raw_parts(ws.clone(), len),
+                    m,
+                    n,
+                    k,
+                    sa(),
+                    sb(),
+                    pitch,
+                    scale,
+                    $chunk_k,
+                    $cfg,
+                );
+                if !$cfg.direct {
+                    fixup(ws, len, $chunks);
+                }
+            }};
+        }
         match plan.kernel {
             Kernel::Naive => launch!(matmul_naive_kernel::<E, A, R>(count, [], spec.bias)),
             Kernel::Blocked(cfg) => launch!(matmul_blocked_kernel::<E, A, R>(count, [], cfg)),
@@ -209,77 +251,14 @@ fn product<R: Runtime, E: Element, A: Activation>(
                 nb,
                 chunks,
                 chunk_k,
-            } => {
-                // Split depth: `batch · chunks · m · n` f32 partial sums, then the fixup pass
-                // (a grid-stride loop, so its 1-D grid stays within every device's limit).
-                // Direct: the kernel never touches `partials`; a 4-byte stand-in keeps the
-                // bindings distinct on wgpu.
-                let outputs = spec.batch * m * n;
-                let len = if cfg.direct { 1 } else { outputs * chunks };
-                let ws = client.empty(len * 4);
-                let (a, b, bias, c) = buffers();
-                matmul_skinny_kernel::launch_unchecked::<E, A, R>(
-                    client,
-                    count,
-                    dim,
-                    nb,
-                    a,
-                    b,
-                    bias,
-                    c,
-                    ArrayArg::from_raw_parts(ws.clone(), len),
-                    m,
-                    n,
-                    k,
-                    sa(),
-                    sb(),
-                    pitch,
-                    scale,
-                    chunk_k,
-                    cfg,
-                );
-                if !cfg.direct {
-                    fixup(ws, len, chunks);
-                }
-            }
+            } => launch_split!(matmul_skinny_kernel, [nb], cfg, chunks, chunk_k),
             Kernel::Narrow {
                 cfg,
                 na,
                 nb,
                 chunks,
                 chunk_k,
-            } => {
-                // As the skinny kernel: a workspace of partial sums and the fixup pass when the
-                // depth is split, a 4-byte stand-in otherwise.
-                let outputs = spec.batch * m * n;
-                let len = if cfg.direct { 1 } else { outputs * chunks };
-                let ws = client.empty(len * 4);
-                let (a, b, bias, c) = buffers();
-                matmul_narrow_kernel::launch_unchecked::<E, A, R>(
-                    client,
-                    count,
-                    dim,
-                    na,
-                    nb,
-                    a,
-                    b,
-                    bias,
-                    c,
-                    ArrayArg::from_raw_parts(ws.clone(), len),
-                    m,
-                    n,
-                    k,
-                    sa(),
-                    sb(),
-                    pitch,
-                    scale,
-                    chunk_k,
-                    cfg,
-                );
-                if !cfg.direct {
-                    fixup(ws, len, chunks);
-                }
-            }
+            } => launch_split!(matmul_narrow_kernel, [na, nb], cfg, chunks, chunk_k),
             Kernel::SimtAsync { cfg, nv, nc } => {
                 launch!(matmul_simt_async_kernel::<E, A, R>(count, [nv, nc], cfg))
             }
@@ -378,14 +357,7 @@ fn product<R: Runtime, E: Element, A: Activation>(
                 chunks,
                 chunk_k,
             } => {
-                // Split depth: `batch · chunks · m · n` f32 partial sums, then the fixup pass;
-                // else a 4-byte stand-in the kernel never touches.
-                let len = if cfg.split {
-                    spec.batch * m * n * chunks
-                } else {
-                    1
-                };
-                let ws = client.empty(len * 4);
+                let (ws, len) = workspace(!cfg.split, chunks);
                 let (a, b, bias, c) = buffers();
                 matmul_tc_mma_kernel::launch_unchecked::<E, A, R>(
                     client,
