@@ -19,7 +19,7 @@
 //! cargo run --release --example cmma_probe --features testing,wgpu-spirv   # wgpu (SPIR-V)
 //! ```
 //! `CMMA_ITERS` (default 4096) and `CMMA_CUBES` (default 8 per SM, or 1056) set the work.
-//! To read the SPIR-V without such a device: build with `--features
+//! To read the first probe's SPIR-V without such a device: build with `--features
 //! testing,wgpu-spirv,cubecl/spirv-dump` and run with `CMMA_FORCE=1 CUBECL_DEBUG_SPIRV=DIR`.
 
 use cubeport::cubecl;
@@ -246,7 +246,12 @@ fn probe<R: Runtime>(
     launch: &dyn Fn(),
 ) -> Result<(), cubeport::Error> {
     launch();
-    sync(client)?;
+    // A probe the device refuses is reported and the next one still runs (the client stays
+    // usable once the error is consumed).
+    if let Err(e) = sync(client) {
+        println!("{name:14} FAILED: {e}");
+        return Ok(());
+    }
     let mut times = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
@@ -281,8 +286,8 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
     println!("{}: {caps:?}", R::name(client));
     // The probes' cubes are planes of 32 (one fragment per plane, as on NVIDIA).
     // `CMMA_FORCE=1` launches anyway: with cubecl's `spirv-dump` feature and
-    // `CUBECL_DEBUG_SPIRV=DIR`, the kernels' SPIR-V is written before the driver refuses them
-    // (for `spirv-val` / `spirv-dis` on a machine without cooperative matrices).
+    // `CUBECL_DEBUG_SPIRV=DIR`, the first probe's SPIR-V is written before a driver without
+    // cooperative matrices refuses it (cubecl then panics on its device thread).
     let force = cubeport::testing::env_flag("CMMA_FORCE");
     let fragments = caps.tensor_cores && caps.f16 && caps.plane.fixed_width() == Some(32);
     if !(force || fragments) {
