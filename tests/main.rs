@@ -477,6 +477,12 @@ macro_rules! backend_suite {
             }
 
             #[test]
+            fn matmul_properties() {
+                let Some(c) = client("matmul_properties") else { return };
+                crate::suite::props::matmul_props(&c);
+            }
+
+            #[test]
             fn attention_properties() {
                 let Some(c) = client("attention_properties") else { return };
                 crate::suite::props::attention_props(&c);

@@ -83,7 +83,7 @@ fn runnable<R: Runtime>(client: &ComputeClient<R>, dtype: DType) -> Vec<Option<M
 
 /// Each of `variants` (`None`: the automatic choice) matches the f64 reference on `p`, with
 /// the variant's tolerance, into a poisoned output.
-fn variants_match<R: Runtime>(
+pub(crate) fn variants_match<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
     p: Problem,

@@ -291,6 +291,52 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
         .unwrap();
 }
 
+/// Matmul over random shapes: 1–39 rows and columns, depth 1–299, either operand transposed, A
+/// batched (rank 3, B broadcast) or not, the fused epilogue or not, f32 or f16 (where the
+/// device has it): the automatic choice and the few-row and few-column kernels (`skinny`,
+/// `narrow`, whose grids and depth splits follow the shape) each against f64 into a poisoned
+/// output. Only the shapes are random here: `variants_match` draws seeded values in [-1, 1]
+/// (matmul's NaN and ±inf semantics are not a property yet).
+pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
+    use crate::suite::matmul::{Problem, variants_match};
+    use cubeport::{DType, MatmulVariant};
+    let f16 = cubeport::caps_of(client).f16;
+    let strategy = (
+        1usize..40,
+        1usize..40,
+        1usize..300,
+        any::<bool>(),
+        any::<bool>(),
+        0usize..3,
+        any::<bool>(),
+        any::<bool>(),
+    );
+    let variants = [
+        None,
+        Some(MatmulVariant::Narrow),
+        Some(MatmulVariant::Skinny),
+    ];
+    runner(24)
+        .run(
+            &strategy,
+            |(m, n, k, trans_a, trans_b, batch_a, fused, half)| {
+                let p = Problem {
+                    batch_a,
+                    batch_b: 0,
+                    m,
+                    n,
+                    k,
+                    trans_a,
+                    trans_b,
+                };
+                let dtype = if half && f16 { DType::F16 } else { DType::F32 };
+                variants_match(client, dtype, p, fused, &variants);
+                Ok(())
+            },
+        )
+        .unwrap();
+}
+
 /// Attention values: ordinary ones with NaN, signed zeros and subnormals among them (±∞ and
 /// huge values would overflow the scores, whose f32 arithmetic the reference does not model).
 fn attention_value() -> impl Strategy<Value = f32> {
