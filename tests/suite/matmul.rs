@@ -316,7 +316,7 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     }
 }
 
-/// The narrow kernel (few columns, forced): one column and 3, 5, 8, 16, 17 and 24 (two column
+/// The narrow kernel (few columns, forced), A loaded per unit and staged: one column and 3, 5, 8, 16, 17 and 24 (two column
 /// groups, the second one column wide, or half full of B vectors), depths that split over the grid (the fixup pass sums
 /// the chunks; the plan names them) and one that does not, A rows of 16-byte vectors or
 /// scalars (a transposed A), a transposed B, a batch with B broadcast, ragged rows; with and
@@ -331,7 +331,10 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         trans_a,
         trans_b,
     };
-    let narrow = Some(MatmulVariant::Narrow);
+    let both = [
+        Some(MatmulVariant::Narrow),
+        Some(MatmulVariant::NarrowStaged),
+    ];
     // (problem, fused, whether the depth splits)
     for (p, fused, split) in [
         (problem(0, 300, 1, 2000, false, false), false, Some(true)),
@@ -342,15 +345,20 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         (problem(0, 70, 17, 600, false, false), false, None),
         (problem(0, 90, 24, 300, false, false), true, None),
     ] {
-        variants_match(client, dtype, p, fused, &[narrow]);
-        let plan = plan_text(client, dtype, p, MatmulVariant::Narrow);
-        assert!(plan.contains("narrow"), "{dtype} {p:?}: {plan}");
-        if let Some(split) = split {
-            assert_eq!(
-                plan.contains("chunks + fixup"),
-                split,
-                "{dtype} {p:?}: {plan}"
-            );
+        variants_match(client, dtype, p, fused, &both);
+        for (v, name) in [
+            (MatmulVariant::Narrow, "narrow a"),
+            (MatmulVariant::NarrowStaged, "narrow staged"),
+        ] {
+            let plan = plan_text(client, dtype, p, v);
+            assert!(plan.contains(name), "{dtype} {p:?}: {plan}");
+            if let Some(split) = split {
+                assert_eq!(
+                    plan.contains("chunks + fixup"),
+                    split,
+                    "{dtype} {p:?}: {plan}"
+                );
+            }
         }
     }
 }

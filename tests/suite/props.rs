@@ -294,7 +294,7 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
 /// Matmul over random shapes: 1–39 rows and columns, depth 1–299, either operand transposed, A
 /// batched (rank 3, B broadcast) or not, the fused epilogue or not, f32 or f16 (where the
 /// device has it): the automatic choice and the few-row and few-column kernels (`skinny`,
-/// `narrow`, whose grids and depth splits follow the shape) each against f64 into a poisoned
+/// `narrow`, `narrow_staged`, whose grids and depth splits follow the shape) each against f64 into a poisoned
 /// output. Only the shapes are random here: `variants_match` draws seeded values in [-1, 1]
 /// (matmul's NaN and ±inf semantics are not a property yet).
 pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
@@ -314,6 +314,7 @@ pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
     let variants = [
         None,
         Some(MatmulVariant::Narrow),
+        Some(MatmulVariant::NarrowStaged),
         Some(MatmulVariant::Skinny),
     ];
     runner(24)

@@ -15,9 +15,16 @@ pub struct NarrowConfig {
     /// Columns of C per cube (every unit accumulates all of them, `nc` f32 registers);
     /// `n > nc` takes `⌈n/nc⌉` column groups, each reading A again.
     pub nc: usize,
-    /// Vectors of A each unit loads before using any (all issued together: one DRAM round
-    /// trip per step of `steps · NA` depths).
+    /// Vectors of A per row and step: each unit loads its row's `steps` vectors before using
+    /// any (one DRAM round trip per step of `steps · NA` depths), or, `staged`, the cube loads
+    /// a tile of `rows × steps` vectors together.
     pub steps: usize,
+    /// The cube's rows (`CUBE_DIM`): one unit per row.
+    pub rows: usize,
+    /// A reaches the units through a shared tile: each row's vectors are loaded by consecutive
+    /// units (whole 128-byte lines per instruction), not one row per unit (a line per unit and
+    /// instruction).
+    pub staged: bool,
     /// One depth chunk: the cube applies the epilogue and stores C. Otherwise it writes f32
     /// partial sums for [`matmul_skinny_fixup_kernel()`](super::matmul_skinny_fixup_kernel()).
     pub direct: bool,
@@ -80,35 +87,42 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
         bcol[jv] = select(col < n, col, n - nb) * b_sc;
     }
     let mut acc = zeroed(nc);
-    // Rows past `m` skip the loops (no barrier follows).
+    // Rows past `m` skip the direct loops (they hold no barrier); the staged loop's barriers
+    // need every unit, so it runs for all of them.
     let kend = select(row < m, k1, k0);
     // With NA > 1 the column stride is 1 and every term is a multiple of NA.
     let a_base = z * a_strides[0] + row * a_strides[1];
-    let mut kk = k0;
-    let mut av = Array::<Vector<F, NA>>::new(steps);
-    while kk + steps * na <= kend {
-        #[unroll]
-        for s in 0..steps {
-            av[s] = a[(a_base + (kk + s * na) * a_sc) / na];
+    if comptime!(cfg.staged) {
+        narrow_staged::<F, NA, NB>(
+            a, b, &mut acc, m, k0, k1, &a_strides, b_base, b_sr, &bcol, cfg,
+        );
+    } else {
+        let mut kk = k0;
+        let mut av = Array::<Vector<F, NA>>::new(steps);
+        while kk + steps * na <= kend {
+            #[unroll]
+            for s in 0..steps {
+                av[s] = a[(a_base + (kk + s * na) * a_sc) / na];
+            }
+            #[unroll]
+            for s in 0..steps {
+                #[unroll]
+                for t in 0..na {
+                    let brow = b_base + (kk + s * na + t) * b_sr;
+                    add_row::<F, NB>(&mut acc, f32::cast_from(av[s][t]), b, brow, &bcol, nc);
+                }
+            }
+            kk += steps * na;
         }
-        #[unroll]
-        for s in 0..steps {
+        while kk < kend {
+            let v = a[(a_base + kk * a_sc) / na];
             #[unroll]
             for t in 0..na {
-                let brow = b_base + (kk + s * na + t) * b_sr;
-                add_row::<F, NB>(&mut acc, f32::cast_from(av[s][t]), b, brow, &bcol, nc);
+                let brow = b_base + (kk + t) * b_sr;
+                add_row::<F, NB>(&mut acc, f32::cast_from(v[t]), b, brow, &bcol, nc);
             }
+            kk += na;
         }
-        kk += steps * na;
-    }
-    while kk < kend {
-        let v = a[(a_base + kk * a_sc) / na];
-        #[unroll]
-        for t in 0..na {
-            let brow = b_base + (kk + t) * b_sr;
-            add_row::<F, NB>(&mut acc, f32::cast_from(v[t]), b, brow, &bcol, nc);
-        }
-        kk += na;
     }
     if row < m {
         #[unroll]
@@ -145,5 +159,70 @@ fn add_row<F: Float, NB: Size>(
         for l in 0..nb {
             acc[jv * nb + l] += x * f32::cast_from(bv[l]);
         }
+    }
+}
+
+/// The staged depth loop of [`matmul_narrow_kernel()`]: tiles of `rows × steps` vectors of A
+/// (depths `k0 .. k1` of the cube's rows) loaded by the whole cube into shared memory, rows
+/// padded by one vector (conflict-free 16-byte reads, one row per unit), then each unit's row
+/// against B. Every unit meets the barriers; rows past `m` and depths past `k1` hold zeros and
+/// are never used.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn narrow_staged<F: Float, NA: Size, NB: Size>(
+    a: &Array<Vector<F, NA>>,
+    b: &Array<Vector<F, NB>>,
+    acc: &mut Array<f32>,
+    m: usize,
+    k0: usize,
+    k1: usize,
+    a_strides: &Sequence<usize>,
+    b_base: usize,
+    b_sr: usize,
+    bcol: &Array<usize>,
+    #[comptime] cfg: NarrowConfig,
+) {
+    let na = NA::value();
+    let steps = comptime!(cfg.steps);
+    let rows = comptime!(cfg.rows);
+    let pitch = comptime!(cfg.steps + 1);
+    let mut a_s = SharedMemory::<Vector<F, NA>>::new(comptime!(cfg.rows * (cfg.steps + 1)));
+    let row0 = CUBE_POS_X as usize * rows;
+    let a_base = CUBE_POS_Z as usize * a_strides[0];
+    let (a_sr, a_sc) = (a_strides[1], a_strides[2]);
+    let mut kk = k0;
+    while kk < k1 {
+        // Clamped addresses, loads first and masks after: no branch holds a load back.
+        #[unroll]
+        for l in 0..steps {
+            let i = UNIT_POS as usize + l * rows;
+            let (r, v) = (i / steps, i % steps);
+            let (ar, d) = (row0 + r, kk + v * na);
+            let ok = ar < m && d < k1;
+            let cr = select(ar < m, ar, m - 1);
+            let cd = select(d < k1, d, k1 - na);
+            let mut x = a[(a_base + cr * a_sr + cd * a_sc) / na];
+            if !ok {
+                x = Vector::<F, NA>::empty().fill(F::new(0.0));
+            }
+            a_s[r * pitch + v] = x;
+        }
+        sync_cube();
+        let base = UNIT_POS as usize * pitch;
+        #[unroll]
+        for v in 0..steps {
+            let d = kk + v * na;
+            // Uniform across the cube: the tile's last vectors past `k1`.
+            if d < k1 {
+                let xv = a_s[base + v];
+                #[unroll]
+                for t in 0..na {
+                    let brow = b_base + (d + t) * b_sr;
+                    add_row::<F, NB>(acc, f32::cast_from(xv[t]), b, brow, bcol, cfg.nc);
+                }
+            }
+        }
+        sync_cube();
+        kk += steps * na;
     }
 }

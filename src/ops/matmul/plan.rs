@@ -265,7 +265,8 @@ impl fmt::Display for Kernel {
                 chunks,
                 ..
             } => {
-                write!(f, "narrow a{na} b{nb} cols {}", cfg.nc)?;
+                let staged = if cfg.staged { " staged" } else { "" };
+                write!(f, "narrow{staged} a{na} b{nb} cols {}", cfg.nc)?;
                 if chunks > 1 {
                     write!(f, ", depth in {chunks} chunks + fixup")?;
                 }
@@ -357,7 +358,8 @@ impl MatmulVariant {
         );
         let grid = match variant {
             MatmulVariant::Skinny => skinny(caps, spec, &widths).1,
-            MatmulVariant::Narrow => narrow(caps, spec, &widths).1,
+            MatmulVariant::Narrow => narrow(caps, spec, &widths, false).1,
+            MatmulVariant::NarrowStaged => narrow(caps, spec, &widths, true).1,
             MatmulVariant::Tc(s) if s.split > 0 => {
                 let (bm, bn) = (s.bm(), s.bn());
                 let chunks = tc_split(caps, spec, s).0;
@@ -402,7 +404,7 @@ impl MatmulVariant {
             MatmulVariant::Naive | MatmulVariant::Tiled16 | MatmulVariant::Skinny => (16, 16),
             // The narrow grid is not one of blocks either (see `narrow`): a cube's rows and
             // its column group.
-            MatmulVariant::Narrow => (NARROW_UNITS, NARROW_MAX_N),
+            MatmulVariant::Narrow | MatmulVariant::NarrowStaged => (NARROW_UNITS, NARROW_MAX_N),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
             MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
@@ -437,7 +439,10 @@ impl MatmulVariant {
         match *self {
             MatmulVariant::Naive => (Kernel::Naive, [16, 16]),
             MatmulVariant::Skinny => (skinny(caps, spec, w).0, SKINNY_UNITS.map(|u| u as u32)),
-            MatmulVariant::Narrow => (narrow(caps, spec, w).0, [NARROW_UNITS as u32, 1]),
+            MatmulVariant::Narrow => (narrow(caps, spec, w, false).0, [NARROW_UNITS as u32, 1]),
+            MatmulVariant::NarrowStaged => {
+                (narrow(caps, spec, w, true).0, [NARROW_UNITS as u32, 1])
+            }
             MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => blocked(64, 16, 4, 4, false),
             MatmulVariant::Blocked128 { double_buffer } => blocked(128, 8, 8, 4, double_buffer),
@@ -613,14 +618,20 @@ const NARROW_MAX_N: usize = 16;
 /// 16-byte or 4-wide vectors where its layout allows and the width divides the group; the depth
 /// split into chunks until the cubes fill the device (8 per SM, 64 SMs where the count is
 /// unknown), while every chunk keeps ≥ 8 steps and the partial sums' traffic (8 bytes each,
-/// written and read) stays within an eighth of A's bytes.
-fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
+/// written and read) stays within an eighth of A's bytes. `staged`: A through shared tiles of
+/// rows of 8 vectors (128 bytes), or of 16 scalars where A has no vectors.
+fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, [usize; 3]) {
     let na = if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
         w.v16
     } else {
         1
     };
-    let steps = if na > 1 { 4 } else { 8 };
+    let steps = match (staged, na > 1) {
+        (false, true) => 4,
+        (false, false) => 8,
+        (true, true) => 8,
+        (true, false) => 16,
+    };
     let nc = spec.n.min(NARROW_MAX_N);
     let fits = |v: usize| v <= caps.max_vector_size && nc.is_multiple_of(v);
     let nb = if w.b16 == w.v16 && fits(w.v16) {
@@ -643,6 +654,8 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
     let cfg = NarrowConfig {
         nc,
         steps,
+        rows: NARROW_UNITS,
+        staged,
         direct: chunks == 1,
         bias: spec.bias,
     };

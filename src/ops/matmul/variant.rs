@@ -24,6 +24,9 @@ pub enum MatmulVariant {
     /// split over the grid where that fills the device (summed in order by the skinny kernel's
     /// second pass). Bound by A's bytes; any `n` runs, each 16 columns streaming A again.
     Narrow,
+    /// `Narrow` with A staged through shared memory: the cube loads each tile of its rows
+    /// with whole 128-byte lines per instruction, then each unit reads its row from there.
+    NarrowStaged,
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
     /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
@@ -47,6 +50,7 @@ impl fmt::Display for MatmulVariant {
             MatmulVariant::Tiled16 => "tiled16",
             MatmulVariant::Skinny => "skinny",
             MatmulVariant::Narrow => "narrow",
+            MatmulVariant::NarrowStaged => "narrow_staged",
             MatmulVariant::Blocked64 => "blocked64",
             MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -64,7 +68,7 @@ impl fmt::Display for MatmulVariant {
 impl std::str::FromStr for MatmulVariant {
     type Err = String;
 
-    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `narrow`, `blocked64`, `blocked128`,
+    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `narrow`, `narrow_staged`, `blocked64`, `blocked128`,
     /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
     /// (`tc128x128x32_w2x4`).
     fn from_str(s: &str) -> Result<Self, String> {
@@ -73,6 +77,7 @@ impl std::str::FromStr for MatmulVariant {
             "tiled16" => MatmulVariant::Tiled16,
             "skinny" => MatmulVariant::Skinny,
             "narrow" => MatmulVariant::Narrow,
+            "narrow_staged" => MatmulVariant::NarrowStaged,
             "blocked64" => MatmulVariant::Blocked64,
             "blocked128" => MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -90,11 +95,12 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 31] = [
+    pub const ALL: [MatmulVariant; 32] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
         MatmulVariant::Narrow,
+        MatmulVariant::NarrowStaged,
         MatmulVariant::Blocked64,
         MatmulVariant::Blocked128 {
             double_buffer: false,
@@ -175,6 +181,7 @@ impl MatmulVariant {
             | MatmulVariant::Tiled16
             | MatmulVariant::Skinny
             | MatmulVariant::Narrow
+            | MatmulVariant::NarrowStaged
             | MatmulVariant::Blocked64
             | MatmulVariant::Blocked128 { .. } => Ok(()),
         }
