@@ -4,11 +4,9 @@
 # the cooperative-matrix probe on CUDA and on Vulkan (SPIR-V); small ops on wgpu at three
 # `CUBECL_WGPU_MAX_TASKS` (cubecl-wgpu submits every 32 dispatches by default and blocks at 64
 # pending uniform writes, so 63 is the largest that cannot stall).
-# Pack: scripts/gpu-pack.sh --tests (cubeport binary included); then, stripped into .gpu/bin
-# before the tarball: the wgpu-spirv build of `cmma_probe` as example-cmma_probe-spirv, and
-# 5b77a78's `reduce` bench (the norm kernel before 2e06a18) as bench-reduce-old:
-#   cargo build --release --example cmma_probe --features testing,wgpu-spirv
-#   git worktree add /tmp/old 5b77a78 && (cd /tmp/old && cargo build --release --bench reduce)
+# Pack: `bash docs/bench-h200/s22-a/pack.sh` (scripts/gpu-pack.sh, plus the wgpu-spirv build
+# of `cmma_probe` as example-cmma_probe-spirv and 5b77a78's `reduce` bench, the norm kernel
+# before 2e06a18, as bench-reduce-old). Then:
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=570 bash docs/bench-h200/s22-a/commands.sh
 set -u
 LIMIT=${LIMIT:-570}
