@@ -15,6 +15,6 @@ stamp() { date -u +%FT%TZ; nvidia-smi --query-gpu=name,driver_version,clocks.sm,
 # too and spends the whole LIMIT (s18-a lost about seven minutes of device time so).
 ( sleep "$LIMIT"; pkill -f '.gpu/bin/'; pkill -f compute-sanitizer ) > /dev/null 2>&1 & dog=$!
 # The lines of a criterion run worth keeping.
-pick() { grep -E '^(norm|copy|matmul|softmax|reduce|attention)/|time:|SKIP|panick|error|wrong|unavailable|Unsupported|not timed' | grep -v '%'; }
+pick() { grep -E '^(norm|copy|matmul|softmax|reduce|attention|gemv|histogram|transpose)/|time:|SKIP|panick|error|wrong|unavailable|Unsupported|not timed' | grep -v '%'; }
 # `run SECONDS CMD…`: CMD under a timeout no longer than what is left, filtered by pick.
 run() { local t=$1; shift; local l; l=$(left); [ "$l" -gt 15 ] || { echo "(skipped: $l s left)"; return; }; [ "$t" -lt "$l" ] || t=$l; timeout "$t" "$@" 2>&1 | pick; }

@@ -123,6 +123,18 @@ impl RowGroup {
     }
 }
 
+/// SMs (compute units) assumed where the device does not report its count (wgpu's adapters do
+/// not): as many as the largest current GPUs have, so grid-stride kernels fill them. On a
+/// smaller device the extra cubes only shorten each cube's loop; too few leave a large one
+/// mostly idle (the earlier 256 cubes of 256 units gave a 132-SM GPU two cubes per SM, a
+/// quarter of the units it can hold).
+pub(crate) const UNKNOWN_SMS: usize = 256;
+
+/// `per_sm` cubes for every SM of the device (`UNKNOWN_SMS` where it reports none).
+pub(crate) fn resident_cubes(caps: &Caps, per_sm: usize) -> usize {
+    caps.num_sms.map_or(UNKNOWN_SMS, |s| s as usize) * per_sm
+}
+
 /// A 1-D count of `cubes` cubes, spread over y when x would exceed the device limit (kernels
 /// use the linear `CUBE_POS`, so extra cubes past the work simply idle).
 pub(crate) fn spread_cubes(caps: &Caps, cubes: usize) -> cubecl::prelude::CubeCount {

@@ -24,12 +24,12 @@ for d in f32 f16 bf16; do
   echo "##### $d few columns: automatic, forced split shape, cuBLAS"
   extra=narrow,narrow_staged; [ $d != f32 ] && extra=narrow,narrow_staged,tc64x64x64_w2x2_a3_mma_split1,tc64x128x64_w2x2_a3_mma
   CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=$d CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$extra \
-    CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 100 $B/bench-matmul --bench 'matmul'
+    CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 80 $B/bench-matmul --bench 'matmul'
 done
 for tool in memcheck racecheck; do
   l=$(left); [ "$l" -gt 40 ] || break
   echo "##### $tool: narrow, narrow_staged"
-  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=narrow,narrow_staged timeout 90 \
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=narrow,narrow_staged timeout 60 \
     compute-sanitizer --tool $tool $B/example-matmul_variants 2>&1 | grep -E 'SUMMARY|Hazard|Invalid|max \|err' | head -30
 done
 stamp

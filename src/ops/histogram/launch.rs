@@ -3,7 +3,7 @@
 
 use super::spec::HistogramSpec;
 use crate::dtype::float_dispatch;
-use crate::ops::group::spread_cubes;
+use crate::ops::group::{resident_cubes, spread_cubes};
 use crate::ops::{split_body_tail, width_dividing};
 use crate::{Caps, DType};
 use cubecl::prelude::*;
@@ -76,7 +76,7 @@ fn typed<R: Runtime, T: Scalar>(
         vector,
     } = part;
     let vecs = len / vector;
-    let fill = caps.num_sms.map_or(256, |sms| sms as usize * 8);
+    let fill = resident_cubes(caps, 8);
     let cubes = vecs.div_ceil(256).clamp(1, fill);
     let handle = if offset == 0 {
         input.clone()

@@ -3,7 +3,7 @@
 
 use super::spec::ReducePlan;
 use crate::dtype::float_dispatch;
-use crate::ops::group::spread_cubes;
+use crate::ops::group::{resident_cubes, spread_cubes};
 use crate::ops::width_dividing;
 use crate::reference::Reduction;
 use crate::{Caps, DType, Element, Error};
@@ -13,7 +13,7 @@ use cubeport_kernels::reduce::{self as k, GroupConfig, Max, Mean, Min, ReduceOp,
 
 /// Stage-1 cubes of a whole-array reduction: enough to fill the device, one partial each.
 pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
-    let fill = caps.num_sms.map_or(256, |sms| sms as usize * 8);
+    let fill = resident_cubes(caps, 8);
     vecs.div_ceil(256)
         .clamp(1, fill)
         .min(caps.max_cube_count[0] as usize)
@@ -71,7 +71,7 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
             let n = width_dividing(caps, dtype, inner);
             let outputs = outer * inner / n;
             // Split the reduced axis when the outputs alone cannot fill the device.
-            let target = 256 * caps.num_sms.map_or(256, |s| s as usize * 4);
+            let target = 256 * resident_cubes(caps, 4);
             let chunks = if outputs >= target {
                 1
             } else {
