@@ -616,8 +616,8 @@ const NARROW_MAX_N: usize = 16;
 /// read as 16-byte vectors where its layout and the device allow (else scalars), four vectors
 /// (or eight scalars) in flight per unit; up to `NARROW_MAX_N` columns per group; B's rows as
 /// 16-byte or 4-wide vectors where its layout allows and the width divides the group; the depth
-/// split into chunks until the cubes fill the device (8 per SM, 64 SMs where the count is
-/// unknown), while every chunk keeps ≥ 8 steps and the partial sums' traffic (8 bytes each,
+/// split into chunks until the cubes fill the device (8 per SM, `UNKNOWN_SMS` where the count
+/// is unknown), while every chunk keeps ≥ 8 steps and the partial sums' traffic (8 bytes each,
 /// written and read) stays within an eighth of A's bytes. `staged`: A through shared tiles of
 /// rows of 8 vectors (128 bytes), or of 16 scalars where A has no vectors.
 fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, [usize; 3]) {
@@ -644,7 +644,7 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
     let groups = spec.n.div_ceil(nc);
     let row_cubes = spec.m.div_ceil(NARROW_UNITS);
     let base = row_cubes * groups * spec.batch;
-    let fill = caps.num_sms.map_or(64, |s| s as usize) * 8;
+    let fill = crate::ops::group::resident_cubes(caps, 8);
     let step = steps * na;
     let by_depth = spec.k / (8 * step);
     let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
