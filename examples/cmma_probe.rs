@@ -7,8 +7,8 @@
 //!   `cmma::execute` per iteration (the tensor cores' own rate, nothing loaded);
 //! - `shared_scalar`: per iteration, the four fragments loaded from a shared tile of scalars
 //!   (as `cmma` stages them), then the four products;
-//! - `shared_vec`: the same from a shared tile of 4-element vectors with 16-byte padded rows
-//!   (as the tiled `tc…` shapes stage them).
+//! - `shared_vec4` / `shared_vec8`: the same from a shared tile of 4- or 8-element vectors with
+//!   rows padded by 16 bytes (as the tiled `tc…` shapes stage them).
 //!
 //! `mma_only` near the device's dense f16 rate and the shared probes far below point at the
 //! fragment loads; all three far below point at the product itself (emulation, or fragments
@@ -33,6 +33,8 @@ const PLANES: usize = 4;
 const STRIP: usize = 32;
 /// Depth of the shared tiles: four fragment depths, so successive iterations read new columns.
 const DEPTH: usize = 64;
+/// Row padding of the vector tiles, in halves (16 bytes).
+const PAD: usize = 8;
 
 /// One 16 × 16 × 16 fragment of `ident` from `from`, rows `stride` scalars apart.
 #[cube]
@@ -180,8 +182,9 @@ fn shared_vec<NV: Size>(
 ) {
     // As `shared_scalar`, each row padded by one vector (the tiled shapes' layout).
     let nv = NV::value();
-    let a_row = comptime!((DEPTH + nv) / nv);
-    let b_row = comptime!((STRIP + nv) / nv);
+    // Rows padded by 8 halves (16 bytes): fragment rows must start 16-byte aligned.
+    let a_row = comptime!((DEPTH + PAD) / nv);
+    let b_row = comptime!((STRIP + PAD) / nv);
     let a_strip = comptime!(STRIP * a_row);
     let b_strip = comptime!(DEPTH * b_row);
     let mut a_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * STRIP * a_row));
@@ -200,14 +203,14 @@ fn shared_vec<NV: Size>(
             let at = plane * a_strip + i * 16 * a_row + ks / nv;
             fa.push(frag::<Vector<half::f16, NV>>(
                 cmma::MatrixIdent::A,
-                &a_s.slice(at, at + comptime!((15 * (DEPTH + nv) + 16) / nv)),
-                comptime!((DEPTH + nv) as u32),
+                &a_s.slice(at, at + comptime!((15 * (DEPTH + PAD) + 16) / nv)),
+                comptime!((DEPTH + PAD) as u32),
             ));
             let bt = plane * b_strip + ks * b_row + i * comptime!(16 / nv);
             fb.push(frag::<Vector<half::f16, NV>>(
                 cmma::MatrixIdent::B,
-                &b_s.slice(bt, bt + comptime!((15 * (STRIP + nv) + 16) / nv)),
-                comptime!((STRIP + nv) as u32),
+                &b_s.slice(bt, bt + comptime!((15 * (STRIP + PAD) + 16) / nv)),
+                comptime!((STRIP + PAD) as u32),
             ));
         }
         products(&fa, &fb, &acc);
@@ -235,50 +238,84 @@ fn fill_vec<NV: Size>(
     }
 }
 
-/// Times `launch` (median of 5 after one warm-up) and checks `out` against `want` per element.
-fn probe<R: Runtime>(
-    client: &ComputeClient<R>,
-    name: &str,
-    out: &cubecl::server::Handle,
-    len: usize,
-    flops: f64,
-    want: f32,
-    launch: &dyn Fn(),
-) -> Result<(), cubeport::Error> {
-    launch();
-    // A probe the device refuses is reported and the next one still runs (the client stays
-    // usable once the error is consumed).
-    if let Err(e) = sync(client) {
-        println!("{name:14} FAILED: {e}");
-        return Ok(());
+/// The data every probe reads and the launch shape: `cubes` cubes of `PLANES` planes, each
+/// plane `iters` iterations.
+struct Setup<'a, R: Runtime> {
+    client: &'a ComputeClient<R>,
+    a: cubecl::server::Handle,
+    b: cubecl::server::Handle,
+    cubes: usize,
+    iters: usize,
+}
+
+impl<R: Runtime> Setup<'_, R> {
+    /// f32 outputs: one 16 × 16 block per accumulator of every plane.
+    fn len(&self) -> usize {
+        self.cubes * PLANES * 4 * 256
     }
-    let mut times = Vec::new();
-    for _ in 0..5 {
-        let t = Instant::now();
-        launch();
-        sync(client)?;
-        times.push(t.elapsed().as_secs_f64());
-    }
-    times.sort_by(f64::total_cmp);
-    let bytes = client
-        .read_one(out.clone())
-        .map_err(|e| cubeport::Error::Launch {
+
+    /// Times `launch` (median of 5 after one warm-up) into an output poisoned with NaN (so an
+    /// output a probe leaves unwritten shows), then checks every element: each product term is
+    /// 0.5 · 0.25 and each fragment product sums 16, so the exact value is `2 · iters`. The
+    /// inputs are constant, so this catches failed or partial writes, not misaddressed
+    /// fragments. Shared tiles of `smem` bytes beyond the device's limit are reported, not run.
+    fn probe(
+        &self,
+        name: &str,
+        smem: usize,
+        launch: &dyn Fn(ArrayArg<R>, ArrayArg<R>, ArrayArg<R>),
+    ) -> Result<(), cubeport::Error> {
+        let client = self.client;
+        let max = cubeport::caps_of(client).max_shared_bytes;
+        if smem > max {
+            println!("{name:14} SKIP: {smem} bytes of shared memory, the device has {max}");
+            return Ok(());
+        }
+        let len = self.len();
+        let out = client.create_from_slice(bytemuck::cast_slice(&vec![f32::NAN; len]));
+        // SAFETY: `a` and `b` hold 512 f16, `out` `len` f32 (created here and in `run`).
+        let go = || unsafe {
+            launch(
+                ArrayArg::from_raw_parts(self.a.clone(), 512),
+                ArrayArg::from_raw_parts(self.b.clone(), 512),
+                ArrayArg::from_raw_parts(out.clone(), len),
+            )
+        };
+        go();
+        // A probe the device refuses is reported and the next one still runs (the client
+        // stays usable once the error is consumed).
+        if let Err(e) = sync(client) {
+            println!("{name:14} FAILED: {e}");
+            return Ok(());
+        }
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let t = Instant::now();
+            go();
+            sync(client)?;
+            times.push(t.elapsed().as_secs_f64());
+        }
+        times.sort_by(f64::total_cmp);
+        let bytes = client.read_one(out).map_err(|e| cubeport::Error::Launch {
             op: "cmma_probe",
             message: format!("{e:?}"),
         })?;
-    let got: &[f32] = bytemuck::cast_slice(&bytes);
-    let wrong = got[..len].iter().filter(|&&v| v != want).count();
-    println!(
-        "{name:14} {:8.3} ms {:8.1} TFLOP/s  {}",
-        times[2] * 1e3,
-        flops / times[2] / 1e12,
-        if wrong == 0 {
-            "ok".to_string()
-        } else {
-            format!("WRONG: {wrong} of {len} differ from {want}")
-        }
-    );
-    Ok(())
+        let got: &[f32] = bytemuck::cast_slice(&bytes);
+        let want = 2.0 * self.iters as f32;
+        let wrong = got[..len].iter().filter(|&&v| v != want).count();
+        let flops = (self.cubes * PLANES * 4 * self.iters) as f64 * 2.0 * 16.0 * 16.0 * 16.0;
+        println!(
+            "{name:14} {:8.3} ms {:8.1} TFLOP/s  {}",
+            times[2] * 1e3,
+            flops / times[2] / 1e12,
+            if wrong == 0 {
+                "ok".to_string()
+            } else {
+                format!("WRONG: {wrong} of {len} differ from {want}")
+            }
+        );
+        Ok(())
+    }
 }
 
 fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
@@ -300,65 +337,32 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let iters = env("CMMA_ITERS", 4096);
-    let cubes = env("CMMA_CUBES", caps.num_sms.map_or(1056, |s| 8 * s as usize));
-    // Exact in f16 and f32: each product term is 0.5 · 0.25, 16 terms per fragment product.
     let a = vec![half::f16::from_f32(0.5); 512];
     let b = vec![half::f16::from_f32(0.25); 512];
-    let ha = client.create_from_slice(bytemuck::cast_slice(&a));
-    let hb = client.create_from_slice(bytemuck::cast_slice(&b));
-    let len = cubes * PLANES * 4 * 256;
-    let out = client.empty(len * 4);
-    let want = (iters * 16) as f32 * 0.125;
-    let flops = (cubes * PLANES * 4 * iters) as f64 * 2.0 * 16.0 * 16.0 * 16.0;
-    let count = CubeCount::new_1d(cubes as u32);
-    let dim = CubeDim::new_2d(32, PLANES as u32);
-    // SAFETY: the handles hold these many elements (created above).
-    let args = || unsafe {
-        (
-            ArrayArg::from_raw_parts(ha.clone(), 512),
-            ArrayArg::from_raw_parts(hb.clone(), 512),
-            ArrayArg::from_raw_parts(out.clone(), len),
-        )
+    let s = Setup {
+        client,
+        a: client.create_from_slice(bytemuck::cast_slice(&a)),
+        b: client.create_from_slice(bytemuck::cast_slice(&b)),
+        cubes: env("CMMA_CUBES", caps.num_sms.map_or(1056, |s| 8 * s as usize)),
+        iters: env("CMMA_ITERS", 4096),
     };
-    // SAFETY (all three): `a` and `b` hold 512 f16, `out` one 16 × 16 f32 block per
-    // accumulator of every plane of the grid; the shared tiles are indexed within their size.
-    probe(client, "mma_only", &out, len, flops, want, &|| {
-        let (a, b, o) = args();
-        unsafe {
-            mma_only::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters as u32)
-        }
+    let count = CubeCount::new_1d(s.cubes as u32);
+    let dim = CubeDim::new_2d(32, PLANES as u32);
+    let iters = s.iters as u32;
+    // SAFETY (every launch): the arguments are as `Setup::probe` describes; the shared tiles
+    // are indexed within their size.
+    s.probe("mma_only", 0, &|a, b, o| unsafe {
+        mma_only::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters)
     })?;
-    probe(client, "shared_scalar", &out, len, flops, want, &|| {
-        let (a, b, o) = args();
-        unsafe {
-            shared_scalar::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters as u32)
-        }
+    let scalar_smem = 2 * PLANES * STRIP * DEPTH * 2;
+    s.probe("shared_scalar", scalar_smem, &|a, b, o| unsafe {
+        shared_scalar::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters)
     })?;
+    let vec_smem = PLANES * (STRIP * (DEPTH + PAD) + DEPTH * (STRIP + PAD)) * 2;
     for nv in [4usize, 8] {
-        probe(
-            client,
-            &format!("shared_vec{nv}"),
-            &out,
-            len,
-            flops,
-            want,
-            &|| {
-                let (a, b, o) = args();
-                unsafe {
-                    shared_vec::launch_unchecked::<R>(
-                        client,
-                        count.clone(),
-                        dim,
-                        nv,
-                        a,
-                        b,
-                        o,
-                        iters as u32,
-                    )
-                }
-            },
-        )?;
+        s.probe(&format!("shared_vec{nv}"), vec_smem, &|a, b, o| unsafe {
+            shared_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
+        })?;
     }
     Ok(())
 }

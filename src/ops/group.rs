@@ -124,10 +124,12 @@ impl RowGroup {
 }
 
 /// SMs (compute units) assumed where the device does not report its count (wgpu's adapters do
-/// not): as many as the largest current GPUs have, so grid-stride kernels fill them. On a
-/// smaller device the extra cubes only shorten each cube's loop; too few leave a large one
-/// mostly idle (the earlier 256 cubes of 256 units gave a 132-SM GPU two cubes per SM, a
-/// quarter of the units it can hold).
+/// not), for the grid-stride kernels: about as many as large current GPUs have (132 SMs on an
+/// H200, 304 CUs on an MI300X), so those kernels fill them. On a smaller device the extra cubes
+/// only shorten each cube's loop; too few leave a large one mostly idle (the earlier 256 cubes
+/// of 256 units gave a 132-SM GPU two cubes per SM, a quarter of the units it can hold). The
+/// matmul plan's block-count heuristics keep their own, smaller assumption (64), where too
+/// many blocks per tile shape would pick tiles too small.
 pub(crate) const UNKNOWN_SMS: usize = 256;
 
 /// `per_sm` cubes for every SM of the device (`UNKNOWN_SMS` where it reports none).

@@ -225,8 +225,8 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     }
 }
 
-/// The plan `variant` gets for `p` with dense row-major operands (A `[batch_a, m, k]`, B
-/// `[k, n]`), as printed.
+/// The plan `variant` gets for `p`, its operands laid out as `variants_match` lays them
+/// (`store`: batched or not, transposed or not), as printed.
 fn plan_text<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
@@ -234,13 +234,17 @@ fn plan_text<R: Runtime>(
     variant: MatmulVariant,
 ) -> String {
     with_dtype!(dtype, E => {
-        let (rows, a_shape) = (p.batch_a.max(1) * p.m, [p.batch_a.max(1), p.m, p.k]);
-        let da = DeviceTensor::<E>::empty(client, &[rows, p.k]).unwrap();
-        let db = DeviceTensor::<E>::empty(client, &[p.k, p.n]).unwrap();
-        let mut dc = DeviceTensor::<E>::empty(client, &[a_shape[0], p.m, p.n]).unwrap();
-        let strides = [p.m * p.k, p.k, 1];
-        let va = TensorRef::new(da.handle(), &a_shape, &strides, dtype);
-        cubeport::matmul_plan(client, &va, &db.as_ref(), None, &dc.as_mut(), Some(variant))
+        let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
+        let zeros = |n: usize| vec![E::from_f64(0.0); n];
+        let (sa, shape_a, strides_a) = store(&zeros(ba * p.m * p.k), p.batch_a, p.m, p.k, p.trans_a);
+        let (sb, shape_b, strides_b) = store(&zeros(bb * p.k * p.n), p.batch_b, p.k, p.n, p.trans_b);
+        let da = DeviceTensor::from_slice(client, &sa, &[sa.len()]).unwrap();
+        let db = DeviceTensor::from_slice(client, &sb, &[sb.len()]).unwrap();
+        let va = TensorRef::new(da.handle(), &shape_a, &strides_a, dtype);
+        let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
+        let out = if p.batch_a + p.batch_b > 0 { vec![ba.max(bb), p.m, p.n] } else { vec![p.m, p.n] };
+        let mut dc = DeviceTensor::<E>::empty(client, &out).unwrap();
+        cubeport::matmul_plan(client, &va, &vb, None, &dc.as_mut(), Some(variant))
             .unwrap_or_else(|e| panic!("{variant} {p:?}: {e}"))
             .to_string()
     })
@@ -319,8 +323,8 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
 /// The narrow kernel (few columns, forced), A loaded per unit and staged: one column and 3, 5, 8, 16, 17 and 24 (two column
 /// groups, the second one column wide, or half full of B vectors), depths that split over the grid (the fixup pass sums
 /// the chunks; the plan names them) and one that does not, A rows of 16-byte vectors or
-/// scalars (a transposed A), a transposed B, a batch with B broadcast, ragged rows; with and
-/// without the fused epilogue, each against f64 into a poisoned output.
+/// scalars (a transposed A), a transposed B, batches with A or B broadcast and both batched,
+/// ragged rows; with and without the fused epilogue, each against f64 into a poisoned output.
 pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
         batch_a,
@@ -330,6 +334,10 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         k,
         trans_a,
         trans_b,
+    };
+    let batched_b = |batch_a, m, n, k| Problem {
+        batch_b: 3,
+        ..problem(batch_a, m, n, k, false, false)
     };
     let both = [
         Some(MatmulVariant::Narrow),
@@ -344,6 +352,8 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         (problem(3, 96, 5, 904, false, false), true, None),
         (problem(0, 70, 17, 600, false, false), false, None),
         (problem(0, 90, 24, 300, false, false), true, None),
+        (batched_b(0, 100, 6, 1200), false, Some(true)),
+        (batched_b(3, 40, 12, 800), true, None),
     ] {
         variants_match(client, dtype, p, fused, &both);
         for (v, name) in [

@@ -291,8 +291,8 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
         .unwrap();
 }
 
-/// Matmul over random shapes: 1–39 rows and columns, depth 1–299, either operand transposed, A
-/// batched (rank 3, B broadcast) or not, the fused epilogue or not, f32 or f16 (where the
+/// Matmul over random shapes: 1–39 rows and columns, depth 1–1199 (deep enough for every
+/// narrow form to split its depth), either operand transposed, either or both batched, the fused epilogue or not, f32 or f16 (where the
 /// device has it): the automatic choice and the few-row and few-column kernels (`skinny`,
 /// `narrow`, `narrow_staged`, whose grids and depth splits follow the shape) each against f64 into a poisoned
 /// output. Only the shapes are random here: `variants_match` draws seeded values in [-1, 1]
@@ -304,10 +304,10 @@ pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
     let strategy = (
         1usize..40,
         1usize..40,
-        1usize..300,
+        1usize..1200,
         any::<bool>(),
         any::<bool>(),
-        0usize..3,
+        (0usize..3, 0usize..3),
         any::<bool>(),
         any::<bool>(),
     );
@@ -320,10 +320,11 @@ pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
     runner(24)
         .run(
             &strategy,
-            |(m, n, k, trans_a, trans_b, batch_a, fused, half)| {
+            |(m, n, k, trans_a, trans_b, (batch_a, batch_b), fused, half)| {
+                // Batches of 0 (rank 2), 1 or 2; 2 against 0 or 1 broadcasts the other.
                 let p = Problem {
                     batch_a,
-                    batch_b: 0,
+                    batch_b,
                     m,
                     n,
                     k,

@@ -66,7 +66,10 @@ fn typed<R: Runtime, E: Element>(
             // Enough (chunk, column-vector) pairs to fill the device, chunks of ≥ 16 rows.
             let col_vecs = cols / n;
             let target = 256 * resident_cubes(caps, 4);
-            let chunks = target.div_ceil(col_vecs).clamp(1, rows.div_ceil(16).max(1));
+            let chunks = target
+                .div_ceil(col_vecs)
+                .min(crate::ops::reduce::MAX_CHUNKS)
+                .clamp(1, rows.div_ceil(16).max(1));
             let chunk_rows = rows.div_ceil(chunks);
             let chunks = rows.div_ceil(chunk_rows);
             let partials = client.empty(chunks * cols * 4);

@@ -626,6 +626,9 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
     } else {
         1
     };
+    // Staged scalar rows (a transposed A) read one row's depths `a_sc` apart with 16
+    // consecutive units, about a line each; the direct form reads adjacent rows instead. The
+    // staged form is kept forceable there for its tests; which one serves is for timing.
     let steps = match (staged, na > 1) {
         (false, true) => 4,
         (false, false) => 8,

@@ -19,6 +19,10 @@ pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
         .min(caps.max_cube_count[0] as usize)
 }
 
+/// Most chunks a split strided reduction (or `Aᵀ·x`) cuts its axis into: the second pass sums
+/// each output's chunks one after another in a single unit.
+pub(crate) const MAX_CHUNKS: usize = 4096;
+
 /// The tensors and element type of one reduction.
 pub(crate) struct Operands<'a> {
     pub input: &'a Handle,
@@ -70,12 +74,16 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
         ReducePlan::Strided { outer, len, inner } => {
             let n = width_dividing(caps, dtype, inner);
             let outputs = outer * inner / n;
-            // Split the reduced axis when the outputs alone cannot fill the device.
+            // Split the reduced axis when the outputs alone cannot fill the device; at most
+            // `MAX_CHUNKS`, since the second pass adds each output's chunks in one unit.
             let target = 256 * resident_cubes(caps, 4);
             let chunks = if outputs >= target {
                 1
             } else {
-                target.div_ceil(outputs).min(len / 16).max(1)
+                target
+                    .div_ceil(outputs)
+                    .min(MAX_CHUNKS)
+                    .clamp(1, (len / 16).max(1))
             };
             if chunks == 1 {
                 strided_launch::<R, E, E, O>(

@@ -11,6 +11,7 @@
 //! ([`ReduceVariant`]), on the kind of problem it serves.
 
 mod launch;
+pub(crate) use launch::MAX_CHUNKS;
 mod spec;
 
 pub use spec::ReduceVariant;
