@@ -124,8 +124,8 @@ impl RowGroup {
 }
 
 /// SMs (compute units) assumed where the device does not report its count (wgpu's adapters do
-/// not), for the grid-stride kernels: about as many as large current GPUs have (132 SMs on an
-/// H200, 304 CUs on an MI300X), so those kernels fill them. On a smaller device the extra cubes
+/// not), for the grid-stride kernels: about as many as the largest current GPUs have (130 to
+/// 300 compute units), so those kernels fill them. On a smaller device the extra cubes
 /// only shorten each cube's loop; too few leave a large one mostly idle (the earlier 256 cubes
 /// of 256 units gave a 132-SM GPU two cubes per SM, a quarter of the units it can hold). The
 /// matmul plan's block-count heuristics keep their own, smaller assumption (64), where too
@@ -135,6 +135,25 @@ pub(crate) const UNKNOWN_SMS: usize = 256;
 /// `per_sm` cubes for every SM of the device (`UNKNOWN_SMS` where it reports none).
 pub(crate) fn resident_cubes(caps: &Caps, per_sm: usize) -> usize {
     caps.num_sms.map_or(UNKNOWN_SMS, |s| s as usize) * per_sm
+}
+
+/// Cubes of 256 units for a grid-stride pass over `vecs` vectors: one per 256 vectors, up to
+/// 8 per SM.
+pub(crate) fn grid_stride_cubes(caps: &Caps, vecs: usize) -> usize {
+    vecs.div_ceil(256).clamp(1, resident_cubes(caps, 8))
+}
+
+/// Most chunks a split axis (a strided reduction's, `Aᵀ·x`'s rows) is cut into: the second
+/// pass sums each output's chunks one after another in a single unit.
+const MAX_CHUNKS: usize = 4096;
+
+/// Chunks to cut a reduced axis into when `outputs` units alone cannot fill the device (4
+/// cubes of 256 units per SM): at least 1, at most `MAX_CHUNKS` and `max`.
+pub(crate) fn axis_chunks(caps: &Caps, outputs: usize, max: usize) -> usize {
+    (256 * resident_cubes(caps, 4))
+        .div_ceil(outputs.max(1))
+        .min(MAX_CHUNKS)
+        .clamp(1, max.max(1))
 }
 
 /// A 1-D count of `cubes` cubes, spread over y when x would exceed the device limit (kernels

@@ -87,16 +87,16 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
         bcol[jv] = select(col < n, col, n - nb) * b_sc;
     }
     let mut acc = zeroed(nc);
-    // Rows past `m` skip the direct loops (they hold no barrier); the staged loop's barriers
-    // need every unit, so it runs for all of them.
-    let kend = select(row < m, k1, k0);
-    // With NA > 1 the column stride is 1 and every term is a multiple of NA.
-    let a_base = z * a_strides[0] + row * a_strides[1];
     if comptime!(cfg.staged) {
+        // Its barriers need every unit, rows past `m` included.
         narrow_staged::<F, NA, NB>(
             a, b, &mut acc, m, k0, k1, &a_strides, b_base, b_sr, &bcol, cfg,
         );
     } else {
+        // Rows past `m` skip the loops (they hold no barrier).
+        let kend = select(row < m, k1, k0);
+        // With NA > 1 the column stride is 1 and every term is a multiple of NA.
+        let a_base = z * a_strides[0] + row * a_strides[1];
         let mut kk = k0;
         let mut av = Array::<Vector<F, NA>>::new(steps);
         while kk + steps * na <= kend {

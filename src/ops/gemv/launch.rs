@@ -3,7 +3,7 @@
 
 use super::spec::{GemvPlan, GemvSpec};
 use crate::dtype::float_dispatch;
-use crate::ops::group::{resident_cubes, spread_cubes};
+use crate::ops::group::{axis_chunks, spread_cubes};
 use crate::ops::width_dividing;
 use crate::{Caps, Element, Error};
 use cubecl::prelude::*;
@@ -65,11 +65,7 @@ fn typed<R: Runtime, E: Element>(
         GemvPlan::Columns => {
             // Enough (chunk, column-vector) pairs to fill the device, chunks of ≥ 16 rows.
             let col_vecs = cols / n;
-            let target = 256 * resident_cubes(caps, 4);
-            let chunks = target
-                .div_ceil(col_vecs)
-                .min(crate::ops::reduce::MAX_CHUNKS)
-                .clamp(1, rows.div_ceil(16).max(1));
+            let chunks = axis_chunks(caps, col_vecs, rows.div_ceil(16));
             let chunk_rows = rows.div_ceil(chunks);
             let chunks = rows.div_ceil(chunk_rows);
             let partials = client.empty(chunks * cols * 4);

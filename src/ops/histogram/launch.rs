@@ -3,7 +3,7 @@
 
 use super::spec::HistogramSpec;
 use crate::dtype::float_dispatch;
-use crate::ops::group::{resident_cubes, spread_cubes};
+use crate::ops::group::{grid_stride_cubes, spread_cubes};
 use crate::ops::{split_body_tail, width_dividing};
 use crate::{Caps, DType};
 use cubecl::prelude::*;
@@ -76,8 +76,7 @@ fn typed<R: Runtime, T: Scalar>(
         vector,
     } = part;
     let vecs = len / vector;
-    let fill = resident_cubes(caps, 8);
-    let cubes = vecs.div_ceil(256).clamp(1, fill);
+    let cubes = grid_stride_cubes(caps, vecs);
     let handle = if offset == 0 {
         input.clone()
     } else {

@@ -555,14 +555,7 @@ const SKINNY_ACC: usize = 64;
 /// chunks where one would not fit A's slab in shared memory.
 fn skinny(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3]) {
     let [ux, uk] = SKINNY_UNITS;
-    let fits = |v: usize| v <= caps.max_vector_size;
-    let mut nb = if w.b16 == w.v16 && fits(w.v16) {
-        w.v16
-    } else if w.b4 == 4 && fits(4) {
-        4
-    } else {
-        1
-    };
+    let mut nb = b_width(caps, w, None);
     let tm = spec.m.next_power_of_two().min(16);
     while tm * nb > SKINNY_ACC {
         nb /= 2;
@@ -636,14 +629,7 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
         (true, false) => 16,
     };
     let nc = spec.n.min(NARROW_MAX_N);
-    let fits = |v: usize| v <= caps.max_vector_size && nc.is_multiple_of(v);
-    let nb = if w.b16 == w.v16 && fits(w.v16) {
-        w.v16
-    } else if w.b4 == 4 && fits(4) {
-        4
-    } else {
-        1
-    };
+    let nb = b_width(caps, w, Some(nc));
     let groups = spec.n.div_ceil(nc);
     let row_cubes = spec.m.div_ceil(NARROW_UNITS);
     let base = row_cubes * groups * spec.batch;
@@ -670,6 +656,20 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
         chunk_k,
     };
     (kernel, [row_cubes, groups * chunks, spec.batch])
+}
+
+/// The width B's rows are read at by the kernels that stream them as vectors (skinny,
+/// narrow): 16-byte vectors where B's layout and the device allow them, else 4-wide, else
+/// scalars; where given, a width must also divide `group` (the columns one cube takes).
+fn b_width(caps: &Caps, w: &Widths, group: Option<usize>) -> usize {
+    let fits = |v: usize| v <= caps.max_vector_size && group.is_none_or(|g| g.is_multiple_of(v));
+    if w.b16 == w.v16 && fits(w.v16) {
+        w.v16
+    } else if w.b4 == 4 && fits(4) {
+        4
+    } else {
+        1
+    }
 }
 
 /// The largest power of two not above `v` (`v ≥ 1`).

@@ -3,7 +3,7 @@
 
 use super::spec::ReducePlan;
 use crate::dtype::float_dispatch;
-use crate::ops::group::{resident_cubes, spread_cubes};
+use crate::ops::group::{axis_chunks, grid_stride_cubes, spread_cubes};
 use crate::ops::width_dividing;
 use crate::reference::Reduction;
 use crate::{Caps, DType, Element, Error};
@@ -13,15 +13,8 @@ use cubeport_kernels::reduce::{self as k, GroupConfig, Max, Mean, Min, ReduceOp,
 
 /// Stage-1 cubes of a whole-array reduction: enough to fill the device, one partial each.
 pub(crate) fn partial_cubes(caps: &Caps, vecs: usize) -> usize {
-    let fill = resident_cubes(caps, 8);
-    vecs.div_ceil(256)
-        .clamp(1, fill)
-        .min(caps.max_cube_count[0] as usize)
+    grid_stride_cubes(caps, vecs).min(caps.max_cube_count[0] as usize)
 }
-
-/// Most chunks a split strided reduction (or `Aᵀ·x`) cuts its axis into: the second pass sums
-/// each output's chunks one after another in a single unit.
-pub(crate) const MAX_CHUNKS: usize = 4096;
 
 /// The tensors and element type of one reduction.
 pub(crate) struct Operands<'a> {
@@ -74,17 +67,8 @@ fn typed<R: Runtime, E: Element, O: ReduceOp>(
         ReducePlan::Strided { outer, len, inner } => {
             let n = width_dividing(caps, dtype, inner);
             let outputs = outer * inner / n;
-            // Split the reduced axis when the outputs alone cannot fill the device; at most
-            // `MAX_CHUNKS`, since the second pass adds each output's chunks in one unit.
-            let target = 256 * resident_cubes(caps, 4);
-            let chunks = if outputs >= target {
-                1
-            } else {
-                target
-                    .div_ceil(outputs)
-                    .min(MAX_CHUNKS)
-                    .clamp(1, (len / 16).max(1))
-            };
+            // Split the reduced axis when the outputs alone cannot fill the device.
+            let chunks = axis_chunks(caps, outputs, len / 16);
             if chunks == 1 {
                 strided_launch::<R, E, E, O>(
                     client,

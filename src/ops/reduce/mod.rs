@@ -11,7 +11,6 @@
 //! ([`ReduceVariant`]), on the kind of problem it serves.
 
 mod launch;
-pub(crate) use launch::MAX_CHUNKS;
 mod spec;
 
 pub use spec::ReduceVariant;
