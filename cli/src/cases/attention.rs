@@ -84,11 +84,17 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
         let mut variants = vec![(None, format!("auto_{auto}"))];
         let simt = AttentionVariant::Simt(ReducePath::Shared);
         if matches!(auto, AttentionVariant::Mma { .. }) {
-            // Shapes timed beside the automatic one: two row tiles per plane, eight planes.
+            // Shapes timed beside the automatic one: two row tiles per plane (with 64- and
+            // 32-key tiles: FlashAttention-2's 128 × 64 and its sm8x 128 × 32), eight planes.
             for v in [
                 AttentionVariant::Mma {
                     warps: 4,
                     keys: 64,
+                    rows: 32,
+                },
+                AttentionVariant::Mma {
+                    warps: 4,
+                    keys: 32,
                     rows: 32,
                 },
                 AttentionVariant::Mma {

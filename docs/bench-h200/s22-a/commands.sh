@@ -3,7 +3,8 @@
 # element) timed against its predecessor, checked strictly on CUDA and under compute-sanitizer;
 # the cooperative-matrix probe on CUDA and on Vulkan (SPIR-V); small ops on wgpu at three
 # `CUBECL_WGPU_MAX_TASKS` (cubecl-wgpu submits every 32 dispatches by default and blocks at 64
-# pending uniform writes, so 63 is the largest that cannot stall).
+# pending uniform writes, so 63 is the largest that cannot stall). As run (s23): the host phase
+# before the criterion norms, which time the new kernel in every dtype before the old one.
 # Pack: `bash docs/bench-h200/s22-a/pack.sh` (scripts/gpu-pack.sh, plus the wgpu-spirv build
 # of `cmma_probe` as example-cmma_probe-spirv and 5b77a78's `reduce` bench, the norm kernel
 # before 2e06a18, as bench-reduce-old). Then:
@@ -18,9 +19,9 @@ mkdir -p "$OUT/t"
 stamp
 # In parallel, before anything is timed: strict CUDA norm tests; memcheck and racecheck of the
 # automatic norms (every dtype, a ragged and a long shape).
-CUBEPORT_STRICT=1 timeout 150 $M --test-threads 6 "cuda::norm" > "$OUT/t/norm.txt" 2>&1 & pids="$!"
+CUBEPORT_STRICT=1 timeout 120 $M --test-threads 6 "cuda::norm" > "$OUT/t/norm.txt" 2>&1 & pids="$!"
 for tool in memcheck racecheck; do
-  CUBEPORT_BACKEND=cuda CUBEPORT_NORM_SHAPE=37x4099 timeout 150 compute-sanitizer --tool $tool \
+  CUBEPORT_BACKEND=cuda CUBEPORT_NORM_SHAPE=37x4099 timeout 120 compute-sanitizer --tool $tool \
     $B/example-norm_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
 done
 wait $pids
@@ -33,21 +34,12 @@ rm -rf "$OUT/t"
 {
 stamp
 echo "##### cooperative-matrix probe: CUDA (WMMA), then Vulkan (SPIR-V KHR cooperative matrices)"
-CUBEPORT_BACKEND=cuda timeout 40 $B/example-cmma_probe 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
-timeout 60 $B/example-cmma_probe-spirv 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
+CUBEPORT_BACKEND=cuda timeout 30 $B/example-cmma_probe 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
+timeout 45 $B/example-cmma_probe-spirv 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
 echo "##### PyTorch norms (same call)"
-timeout 60 python3 scripts/anchors_norm.py 2>&1 | tail -20
-# One dtype per process: a process builds and checks every case against f64 before timing any.
-for d in f16 bf16 f32; do
-  for v in old new; do
-    bin=$B/bench-reduce; [ $v = old ] && bin=$B/bench-reduce-old
-    echo "##### $d, norm $v kernel (with the copy anchor)"
-    CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=$d CUBEPORT_NORM_SHAPES=16384x4096,4096x16384 \
-      run 60 $bin --bench '(norm/[a-z_]*_auto|copy/)'
-  done
-done
+timeout 50 python3 scripts/anchors_norm.py 2>&1 | tail -20
 stamp
-} > "$OUT/norm.txt" 2>&1
+} > "$OUT/probe.txt" 2>&1
 {
 stamp
 echo "=== torch"; timeout 25 python3 scripts/anchors_ops.py 2>&1 | grep ' op '
@@ -60,5 +52,19 @@ for t in 32 63 16; do
 done
 stamp
 } > "$OUT/host.txt" 2>&1
+{
+stamp
+# One dtype per process: a process builds and checks every case against f64 before timing any.
+# The new kernel in every dtype first, then the old one where time is left (f16 first: its
+# LayerNorm was the furthest from the target).
+for dv in f16:new bf16:new f32:new f16:old bf16:old; do
+  d=${dv%:*}; v=${dv#*:}
+  bin=$B/bench-reduce; [ $v = old ] && bin=$B/bench-reduce-old
+  echo "##### $d, norm $v kernel (with the copy anchor)"
+  CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=$d CUBEPORT_NORM_SHAPES=16384x4096,4096x16384 \
+    run 60 $bin --bench '(norm/[a-z_]*_auto|copy/)'
+done
+stamp
+} > "$OUT/norm.txt" 2>&1
 kill $dog 2>/dev/null
-cat "$OUT"/tests.txt "$OUT"/norm.txt "$OUT"/host.txt | tail -c 11000
+cat "$OUT"/tests.txt "$OUT"/probe.txt "$OUT"/host.txt "$OUT"/norm.txt | tail -c 11000

@@ -35,4 +35,4 @@ done
 stamp
 } > "$OUT/narrow.txt" 2>&1
 kill $dog 2>/dev/null
-cat "$OUT/narrow.txt" | tail -c 11000
+tail -c 6000 "$OUT/narrow.txt"
