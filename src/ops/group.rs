@@ -147,10 +147,16 @@ pub(crate) fn grid_stride_cubes(caps: &Caps, vecs: usize) -> usize {
 /// pass sums each output's chunks one after another in a single unit.
 const MAX_CHUNKS: usize = 4096;
 
+/// SMs assumed by [`axis_chunks`] where the device reports none: fewer than `UNKNOWN_SMS`,
+/// since four times as many chunks (shorter ones, and a longer second pass) made the strided
+/// sum and `Aᵀ·x` slower on wgpu-Vulkan (BENCHMARKS.md, wgpu-Vulkan vs CUDA).
+const UNKNOWN_SMS_CHUNKS: usize = 64;
+
 /// Chunks to cut a reduced axis into when `outputs` units alone cannot fill the device (4
 /// cubes of 256 units per SM): at least 1, at most `MAX_CHUNKS` and `max`.
 pub(crate) fn axis_chunks(caps: &Caps, outputs: usize, max: usize) -> usize {
-    (256 * resident_cubes(caps, 4))
+    let sms = caps.num_sms.map_or(UNKNOWN_SMS_CHUNKS, |s| s as usize);
+    (256 * 4 * sms)
         .div_ceil(outputs.max(1))
         .min(MAX_CHUNKS)
         .clamp(1, max.max(1))

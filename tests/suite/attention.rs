@@ -30,7 +30,7 @@ fn shape_of(p: Problem) -> AttentionShape {
 /// The automatic variant and every variant the device runs for `dtype` at head dim `d`: both
 /// SIMT paths (plane where the width divides 32), and the tensor-core kernel where its documented
 /// conditions hold (manual MMA, cp.async, 32-wide planes, f16/bf16, `d` a multiple of 16 up to
-/// 128), in its default shape and a narrower one.
+/// 128), in its short-sequence shape, a narrower one and both large-problem shapes.
 fn variants<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
@@ -54,11 +54,13 @@ fn variants<R: Runtime>(
             keys: 32,
             rows: 16,
         }));
-        v.push(Some(AttentionVariant::Mma {
-            warps: 4,
-            keys: 64,
-            rows: 32,
-        }));
+        for keys in [64, 32] {
+            v.push(Some(AttentionVariant::Mma {
+                warps: 4,
+                keys,
+                rows: 32,
+            }));
+        }
     }
     v
 }
@@ -390,6 +392,31 @@ pub fn attention_owned_matches<R: Runtime>(client: &ComputeClient<R>, dtype: DTy
         // The tensor-core kernel wherever it runs, else the SIMT kernel.
         let mma = variants(client, dtype, d).contains(&Some(AttentionVariant::MMA));
         assert_eq!(matches!(v, AttentionVariant::Mma { .. }), mma, "{v:?}");
+        // On tensor cores: two row tiles per plane once the 128-row cubes cover every SM (32
+        // keys, or 64 for non-causal head dims up to 64); 16 rows for short query sequences.
+        if mma {
+            let sms = cubeport::caps_of(client).num_sms.unwrap_or(1) as usize;
+            for (sq, d, causal, want) in [
+                (129, 64, false, Some(64)),
+                (129, 64, true, Some(32)),
+                (129, 128, false, Some(32)),
+                (64, 128, false, None),
+            ] {
+                let q = DeviceTensor::<E>::empty(client, &[1, sms, sq, d]).unwrap();
+                let mut opts = AttentionOptions::default();
+                if causal {
+                    opts = opts.causal();
+                }
+                let v = cubeport::attention_variant(client, &q.as_ref(), &q.as_ref(), opts)
+                    .unwrap();
+                let expect = want.map_or(AttentionVariant::MMA, |keys| AttentionVariant::Mma {
+                    warps: 4,
+                    keys,
+                    rows: 32,
+                });
+                assert_eq!(v, expect, "sq {sq}, d {d}, causal {causal}");
+            }
+        }
     })
 }
 

@@ -233,6 +233,20 @@ fn plan_text<R: Runtime>(
     p: Problem,
     variant: MatmulVariant,
 ) -> String {
+    plan_text_of(client, dtype, p, Some(variant))
+}
+
+/// The automatic plan of `p` as [`plan_text`] prints it.
+fn auto_plan_text<R: Runtime>(client: &ComputeClient<R>, dtype: DType, p: Problem) -> String {
+    plan_text_of(client, dtype, p, None)
+}
+
+fn plan_text_of<R: Runtime>(
+    client: &ComputeClient<R>,
+    dtype: DType,
+    p: Problem,
+    variant: Option<MatmulVariant>,
+) -> String {
     with_dtype!(dtype, E => {
         let (ba, bb) = (p.batch_a.max(1), p.batch_b.max(1));
         let zeros = |n: usize| vec![E::from_f64(0.0); n];
@@ -244,8 +258,8 @@ fn plan_text<R: Runtime>(
         let vb = TensorRef::new(db.handle(), &shape_b, &strides_b, dtype);
         let out = if p.batch_a + p.batch_b > 0 { vec![ba.max(bb), p.m, p.n] } else { vec![p.m, p.n] };
         let mut dc = DeviceTensor::<E>::empty(client, &out).unwrap();
-        cubeport::matmul_plan(client, &va, &vb, None, &dc.as_mut(), Some(variant))
-            .unwrap_or_else(|e| panic!("{variant} {p:?}: {e}"))
+        cubeport::matmul_plan(client, &va, &vb, None, &dc.as_mut(), variant)
+            .unwrap_or_else(|e| panic!("{variant:?} {p:?}: {e}"))
             .to_string()
     })
 }
@@ -342,6 +356,7 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     let both = [
         Some(MatmulVariant::Narrow),
         Some(MatmulVariant::NarrowStaged),
+        Some(MatmulVariant::NarrowPlane),
     ];
     // (problem, fused, whether the depth splits)
     for (p, fused, split) in [
@@ -359,10 +374,13 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         for (v, name) in [
             (MatmulVariant::Narrow, "narrow a"),
             (MatmulVariant::NarrowStaged, "narrow staged"),
+            (MatmulVariant::NarrowPlane, "narrow_plane a"),
         ] {
             let plan = plan_text(client, dtype, p, v);
             assert!(plan.contains(name), "{dtype} {p:?}: {plan}");
-            if let Some(split) = split {
+            if let Some(split) = split
+                && v != MatmulVariant::NarrowPlane
+            {
                 assert_eq!(
                     plan.contains("chunks + fixup"),
                     split,
@@ -370,6 +388,34 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
                 );
             }
         }
+    }
+    // The plane form sums across the lanes of a plane where the device has plane ops, else
+    // through shared memory: both paths, wherever plane ops exist.
+    let caps = cubeport::caps_of(client);
+    let p = problem(0, 300, 8, 2000, false, false);
+    let plan = plan_text(client, dtype, p, MatmulVariant::NarrowPlane);
+    let plane = caps.plane.ops && caps.plane.fixed_width().is_some();
+    assert!(
+        plan.contains(if plane { " plane" } else { " shared" }),
+        "{plan}"
+    );
+    assert!(plan.contains("chunks + fixup"), "{dtype} {p:?}: {plan}");
+    // The automatic choice for few columns where A's rows are 16-byte vectors (not where A is
+    // transposed or its rows are ragged), past the few-row sizes.
+    for (m, n, k, trans_a, want) in [
+        (1000, 1, 320, false, true),
+        (1000, 16, 320, false, true),
+        (1000, 17, 320, false, false),
+        (1000, 8, 320, true, false),
+        (1000, 8, 301, false, false),
+        (64, 8, 320, false, false),
+    ] {
+        let plan = auto_plan_text(client, dtype, problem(0, m, n, k, trans_a, false));
+        assert_eq!(
+            plan.starts_with("narrow_plane"),
+            want,
+            "{dtype} {m}x{n}x{k} trans_a {trans_a}: {plan}"
+        );
     }
 }
 

@@ -315,6 +315,7 @@ pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
         None,
         Some(MatmulVariant::Narrow),
         Some(MatmulVariant::NarrowStaged),
+        Some(MatmulVariant::NarrowPlane),
         Some(MatmulVariant::Skinny),
     ];
     runner(24)

@@ -84,9 +84,10 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
         let mut variants = vec![(None, format!("auto_{auto}"))];
         let simt = AttentionVariant::Simt(ReducePath::Shared);
         if matches!(auto, AttentionVariant::Mma { .. }) {
-            // Shapes timed beside the automatic one: two row tiles per plane (with 64- and
+            // Shapes timed beside the automatic one: one row tile per plane, two (with 64- and
             // 32-key tiles: FlashAttention-2's 128 × 64 and its sm8x 128 × 32), eight planes.
             for v in [
+                AttentionVariant::MMA,
                 AttentionVariant::Mma {
                     warps: 4,
                     keys: 64,
@@ -103,7 +104,9 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
                     rows: 16,
                 },
             ] {
-                variants.push((Some(v), v.to_string()));
+                if v != auto {
+                    variants.push((Some(v), v.to_string()));
+                }
             }
             if !causal {
                 variants.push((Some(simt), simt.to_string()));

@@ -143,7 +143,8 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
         for &v in variants {
             let small_only = matches!(v, MatmulVariant::Naive) && m > 1024
                 || matches!(v, MatmulVariant::Tiled16) && m > 4096;
-            // With tensor cores, f16/bf16 keep one CUDA-core variant for comparison.
+            // With tensor cores, f16/bf16 keep one CUDA-core tile kernel for comparison, and
+            // the bandwidth-bound few-row and few-column kernels.
             let tc_only = MatmulVariant::Cmma.runs_on(&caps, dtype)
                 && !matches!(
                     v,
@@ -151,6 +152,9 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
                         double_buffer: true
                     } | MatmulVariant::Cmma
                         | MatmulVariant::Tc(_)
+                        | MatmulVariant::Skinny
+                        | MatmulVariant::Narrow
+                        | MatmulVariant::NarrowStaged
                 );
             if v.runs_on(&caps, dtype) && !small_only && !tc_only && v != auto {
                 runs.push((v.to_string(), Some(v), false));

@@ -41,7 +41,9 @@ pub use blocked::{BlockConfig, matmul_blocked_kernel};
 pub use cmma::{CmmaConfig, matmul_cmma_kernel};
 pub use common::grouped_order_kernel;
 pub use naive::matmul_naive_kernel;
-pub use narrow::{NarrowConfig, matmul_narrow_kernel};
+pub use narrow::{
+    NarrowConfig, NarrowPlaneConfig, matmul_narrow_kernel, matmul_narrow_plane_kernel,
+};
 pub use pad::matmul_pad_kernel;
 pub use simt::{SimtConfig, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel};
 pub use simt_async::matmul_simt_async_kernel;

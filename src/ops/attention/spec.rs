@@ -72,7 +72,8 @@ pub enum AttentionVariant {
 }
 
 impl AttentionVariant {
-    /// The tensor-core shape the automatic choice takes: 4 planes of 16 query rows, 64 keys.
+    /// 4 planes of 16 query rows (Q fragments held in registers), 64 keys: the tensor-core
+    /// shape the automatic choice takes for short query sequences and small grids.
     pub const MMA: AttentionVariant = AttentionVariant::Mma {
         warps: 4,
         keys: 64,
@@ -213,9 +214,14 @@ pub(crate) enum AttentionPlan {
 }
 
 impl AttentionVariant {
-    /// The automatic choice: the SIMT kernel, combining through planes where the device
-    /// advertises plane ops and a tile width that is a multiple of the plane width fits.
+    /// The automatic choice: on tensor cores, [`AttentionVariant::tensor_core`]; else the SIMT
+    /// kernel, combining through planes where the device advertises plane ops and a tile width
+    /// that is a multiple of the plane width fits.
     pub(crate) fn select(caps: &Caps, spec: &AttentionSpec) -> Self {
+        let mma = Self::tensor_core(caps, spec);
+        if mma.plan(caps, spec, "attention").is_ok() {
+            return mma;
+        }
         if AttentionVariant::MMA.plan(caps, spec, "attention").is_ok() {
             return AttentionVariant::MMA;
         }
@@ -224,6 +230,28 @@ impl AttentionVariant {
             plane
         } else {
             AttentionVariant::Simt(ReducePath::Shared)
+        }
+    }
+
+    /// The tensor-core shape for a problem: two row tiles per plane (every K/V fragment read
+    /// from shared memory feeds four MMAs instead of two; Q re-read from shared memory per
+    /// tile) with 32-key tiles, or 64-key tiles for non-causal head dims up to 64, FlashAttention-2's
+    /// shapes; [`AttentionVariant::MMA`] (64 rows per cube) where the queries are too few to
+    /// fill 128-row cubes or the cubes too few to cover every SM.
+    pub(crate) fn tensor_core(caps: &Caps, spec: &AttentionSpec) -> Self {
+        let cubes = spec.batch * spec.heads * spec.sq.div_ceil(128);
+        if spec.sq <= 64 || cubes < caps.num_sms.map_or(0, |s| s as usize) {
+            return AttentionVariant::MMA;
+        }
+        let keys = if spec.head_dim <= 64 && !spec.causal {
+            64
+        } else {
+            32
+        };
+        AttentionVariant::Mma {
+            warps: 4,
+            keys,
+            rows: 32,
         }
     }
 

@@ -8,7 +8,7 @@ use super::{MatmulVariant, SimtShape, TcShape};
 use crate::ops::{expect_dtype_supported, unsupported};
 use crate::{Caps, Error};
 use cubeport_kernels::matmul::{
-    BlockConfig, CmmaConfig, NarrowConfig, SimtConfig, SkinnyConfig, TcConfig,
+    BlockConfig, CmmaConfig, NarrowConfig, NarrowPlaneConfig, SimtConfig, SkinnyConfig, TcConfig,
 };
 use std::fmt;
 
@@ -199,6 +199,16 @@ pub(crate) enum Kernel {
         chunks: usize,
         chunk_k: usize,
     },
+    /// `matmul_narrow_plane_kernel`, A loaded `na` and B `nb` wide, the depth in `chunks`
+    /// chunks of `chunk_k` rows; with more than one chunk, `matmul_skinny_fixup_kernel` sums
+    /// them.
+    NarrowPlane {
+        cfg: NarrowPlaneConfig,
+        na: usize,
+        nb: usize,
+        chunks: usize,
+        chunk_k: usize,
+    },
     /// `matmul_tc_kernel`: A loaded `na`, B `nb` wide, shared tiles of `nv`-wide vectors, C
     /// stored `nc` wide.
     Tc {
@@ -267,6 +277,24 @@ impl fmt::Display for Kernel {
             } => {
                 let staged = if cfg.staged { " staged" } else { "" };
                 write!(f, "narrow{staged} a{na} b{nb} cols {}", cfg.nc)?;
+                if chunks > 1 {
+                    write!(f, ", depth in {chunks} chunks + fixup")?;
+                }
+                Ok(())
+            }
+            Kernel::NarrowPlane {
+                cfg,
+                na,
+                nb,
+                chunks,
+                ..
+            } => {
+                let sums = if cfg.plane { "plane" } else { "shared" };
+                write!(
+                    f,
+                    "narrow_plane a{na} b{nb} cols {} rows {} lanes {} {sums}",
+                    cfg.nc, cfg.rows, cfg.group
+                )?;
                 if chunks > 1 {
                     write!(f, ", depth in {chunks} chunks + fixup")?;
                 }
@@ -360,6 +388,7 @@ impl MatmulVariant {
             MatmulVariant::Skinny => skinny(caps, spec, &widths).1,
             MatmulVariant::Narrow => narrow(caps, spec, &widths, false).1,
             MatmulVariant::NarrowStaged => narrow(caps, spec, &widths, true).1,
+            MatmulVariant::NarrowPlane => narrow_plane(caps, spec, &widths).1,
             MatmulVariant::Tc(s) if s.split > 0 => {
                 let (bm, bn) = (s.bm(), s.bn());
                 let chunks = tc_split(caps, spec, s).0;
@@ -405,6 +434,7 @@ impl MatmulVariant {
             // The narrow grid is not one of blocks either (see `narrow`): a cube's rows and
             // its column group.
             MatmulVariant::Narrow | MatmulVariant::NarrowStaged => (NARROW_UNITS, NARROW_MAX_N),
+            MatmulVariant::NarrowPlane => (NARROW_PLANE_ROWS * 4, NARROW_MAX_N),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
             MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
@@ -442,6 +472,10 @@ impl MatmulVariant {
             MatmulVariant::Narrow => (narrow(caps, spec, w, false).0, [NARROW_UNITS as u32, 1]),
             MatmulVariant::NarrowStaged => {
                 (narrow(caps, spec, w, true).0, [NARROW_UNITS as u32, 1])
+            }
+            MatmulVariant::NarrowPlane => {
+                let (kernel, _, dim) = narrow_plane(caps, spec, w);
+                (kernel, dim)
             }
             MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
             MatmulVariant::Blocked64 => blocked(64, 16, 4, 4, false),
@@ -658,6 +692,66 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
     (kernel, [row_cubes, groups * chunks, spec.batch])
 }
 
+/// Rows of A per lane group of the `narrow_plane` kernel.
+const NARROW_PLANE_ROWS: usize = 4;
+
+/// The `narrow_plane` kernel for `spec`, its grid `(⌈m / (4 · groups)⌉, column groups ·
+/// chunks, batch)` and its cube `(lanes, groups)`: lane groups of one plane where the device has plane ops and a fixed width
+/// (sums by plane ops), else of 8 lanes summed through shared memory (at most 16 KiB of it);
+/// up to 128 units per cube; 4
+/// rows of A per group, two vectors of each in flight per lane; A as 16-byte vectors where its
+/// layout and the device allow (else scalars); up to `NARROW_MAX_N` columns per group, B as in
+/// `narrow`; the depth split as in `narrow`, every chunk a whole number of the group's steps and
+/// at least four of them per lane.
+fn narrow_plane(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3], [u32; 2]) {
+    let na = if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
+        w.v16
+    } else {
+        1
+    };
+    let (group, plane) = match caps.plane.fixed_width() {
+        Some(width) if caps.plane.ops => (width as usize, true),
+        _ => (8, false),
+    };
+    let steps = 2;
+    let nc = spec.n.min(NARROW_MAX_N);
+    // The shared-memory sums take `groups · rows · nc · (group + 1)` words: at most 16 KiB.
+    let mut groups = (128 / group).max(1);
+    while !plane && groups > 1 && groups * NARROW_PLANE_ROWS * nc * (group + 1) * 4 > 16 << 10 {
+        groups /= 2;
+    }
+    let nb = b_width(caps, w, Some(nc));
+    let col_groups = spec.n.div_ceil(nc);
+    let row_cubes = spec.m.div_ceil(NARROW_PLANE_ROWS * groups);
+    let base = row_cubes * col_groups * spec.batch;
+    let fill = crate::ops::group::resident_cubes(caps, 8);
+    let step = group * na;
+    let by_depth = spec.k / (4 * steps * step);
+    let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
+    let chunks = fill.div_ceil(base).min(by_depth).min(by_traffic).max(1);
+    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step);
+    let chunks = spec.k.div_ceil(chunk_k);
+    let cfg = NarrowPlaneConfig {
+        nc,
+        rows: NARROW_PLANE_ROWS,
+        steps,
+        group,
+        groups,
+        plane,
+        direct: chunks == 1,
+        bias: spec.bias,
+    };
+    let kernel = Kernel::NarrowPlane {
+        cfg,
+        na,
+        nb,
+        chunks,
+        chunk_k,
+    };
+    let dim = [group as u32, groups as u32];
+    (kernel, [row_cubes, col_groups * chunks, spec.batch], dim)
+}
+
 /// The width B's rows are read at by the kernels that stream them as vectors (skinny,
 /// narrow): 16-byte vectors where B's layout and the device allow them, else 4-wide, else
 /// scalars; where given, a width must also divide `group` (the columns one cube takes).
@@ -700,6 +794,8 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows, from a depth
 ///   of `STREAM_K_MIN_K` and where the device reports its SM count, SIMT blocks of 32 or 64
 ///   rows with a stream-K tail of two cubes per SM instead.
+/// - **Few columns.** `narrow_plane` for at most `NARROW_MAX_N` columns and more than
+///   `SKINNY_MAX_M_SIMT` rows where A's rows are 16-byte vectors.
 /// - **Tensor cores (f16/bf16).** Products of at most `SHALLOW_K` depth take the 32-deep
 ///   128 × 128 `cp.async` shape where 128 × 128 blocks fill the device. Otherwise manual-MMA
 ///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
@@ -725,6 +821,11 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
         if let Some(v) = split.filter(|v| v.runs_on(caps, dtype)) {
             return v;
         }
+    }
+    // Few columns past the few-row sizes, A's rows as vectors: bound by A's bytes, which the
+    // plane form reads once in whole lines (a tiled block would be mostly empty columns).
+    if spec.n <= NARROW_MAX_N && spec.m > SKINNY_MAX_M_SIMT && widths.a16 == widths.v16 {
+        return MatmulVariant::NarrowPlane;
     }
     let simt = |s: SimtShape| {
         let v = MatmulVariant::Simt(s);

@@ -27,6 +27,12 @@ pub enum MatmulVariant {
     /// `Narrow` with A staged through shared memory: the cube loads each tile of its rows
     /// with whole 128-byte lines per instruction, then each unit reads its row from there.
     NarrowStaged,
+    /// Few columns as `Narrow`, A read across the lanes of a plane: each plane owns 4 rows of
+    /// A and its lanes split their depths, so every load instruction reads whole lines of one
+    /// row; each B row a lane loads serves the plane's 4 rows; the outputs are summed across
+    /// the lanes (plane ops, or shared memory where the device has none). The automatic choice
+    /// for up to 16 columns where A's rows are 16-byte vectors.
+    NarrowPlane,
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
     /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
@@ -51,6 +57,7 @@ impl fmt::Display for MatmulVariant {
             MatmulVariant::Skinny => "skinny",
             MatmulVariant::Narrow => "narrow",
             MatmulVariant::NarrowStaged => "narrow_staged",
+            MatmulVariant::NarrowPlane => "narrow_plane",
             MatmulVariant::Blocked64 => "blocked64",
             MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -78,6 +85,7 @@ impl std::str::FromStr for MatmulVariant {
             "skinny" => MatmulVariant::Skinny,
             "narrow" => MatmulVariant::Narrow,
             "narrow_staged" => MatmulVariant::NarrowStaged,
+            "narrow_plane" => MatmulVariant::NarrowPlane,
             "blocked64" => MatmulVariant::Blocked64,
             "blocked128" => MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -95,12 +103,13 @@ impl std::str::FromStr for MatmulVariant {
 
 impl MatmulVariant {
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 32] = [
+    pub const ALL: [MatmulVariant; 33] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
         MatmulVariant::Narrow,
         MatmulVariant::NarrowStaged,
+        MatmulVariant::NarrowPlane,
         MatmulVariant::Blocked64,
         MatmulVariant::Blocked128 {
             double_buffer: false,
@@ -182,6 +191,7 @@ impl MatmulVariant {
             | MatmulVariant::Skinny
             | MatmulVariant::Narrow
             | MatmulVariant::NarrowStaged
+            | MatmulVariant::NarrowPlane
             | MatmulVariant::Blocked64
             | MatmulVariant::Blocked128 { .. } => Ok(()),
         }
