@@ -2,7 +2,8 @@
 //! (`mma.sync.m16n8k16`, f16/bf16 operands, f32 accumulators), `ldmatrix` fragment loads and a
 //! two-stage `cp.async` pipeline for the K/V tiles.
 //!
-//! Each plane owns 16 query rows; their Q fragments stay in registers for the whole pass. Per
+//! Each plane owns 16 query rows (Q fragments held in registers for the whole pass) or 32 (two
+//! row tiles sharing every K/V fragment read; Q fragments re-read from shared memory). Per
 //! tile of `keys` keys: `S = Q·Kᵀ` into m16n8 accumulators (K read with a plain `ldmatrix`,
 //! since its rows are the columns of Kᵀ), the online softmax on those registers (a row's values
 //! sit in the four lanes of a quad, combined by two shuffles), the probabilities converted in

@@ -4,7 +4,7 @@
 //! | kernel | mapping | arithmetic |
 //! |---|---|---|
 //! | [`attention_simt_kernel()`] | one group of `CUBE_DIM_X` units per query row, `CUBE_DIM_Y` rows per cube; unit `x` scores key `x` of each tile and owns output dims `x, x + G, …` | f32 CUDA cores / shader ALUs, every backend |
-//! | [`attention_mma_kernel()`] | 16 query rows per plane, K/V tiles through a two-stage `cp.async` pipeline | `mma.sync` tensor cores (CUDA), f16/bf16 |
+//! | [`attention_mma_kernel()`] | 16 or 32 query rows per plane, K/V tiles through a two-stage `cp.async` pipeline | `mma.sync` tensor cores (CUDA), f16/bf16 |
 //!
 //! Per tile of `G` keys: the tile's keys and values are staged in shared memory (f32), each unit
 //! scores its key against the row's query, the group takes the tile's maximum and the sum of

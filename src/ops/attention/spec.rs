@@ -57,7 +57,7 @@ pub enum AttentionVariant {
     /// shared memory, one unit per key and query row, the row's reductions along `path`; f32
     /// arithmetic on every backend, head dims up to 128.
     Simt(ReducePath),
-    /// `attention_mma_kernel` (CUDA): `mma.sync` tensor cores, 16 query rows per plane and
+    /// `attention_mma_kernel` (CUDA): `mma.sync` tensor cores, `rows` query rows per plane and
     /// `warps` planes per cube, K/V tiles of `keys` keys through a two-stage `cp.async`
     /// pipeline; f16/bf16, head dims a multiple of 16 up to 128, strides multiples of 8.
     Mma {
