@@ -4,30 +4,15 @@
 # choice for n ≤ 16, against the unit-per-row `narrow`, the previous automatic choice and
 # cuBLAS, f32/f16/bf16, with a 128 MiB A (past L2 in halves). Issue 24: attention's new
 # automatic shapes (two row tiles per plane) against the previous one (`mma_w4_k64`), f16 and
-# bf16, with PyTorch SDPA. Issue 23: the strided sum and Aᵀ·x on wgpu with the chunk count of
-# before s22 restored. First, strict CUDA tests of the changed kernels and compute-sanitizer on
-# `narrow_plane`.
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s23-b/commands.sh
+# PyTorch SDPA. Then strict CUDA tests of the changed kernels and compute-sanitizer on
+# `narrow_plane`. As run: cut to fit what was left of the session's device time after two
+# failed machine starts (attention f16 only; the wgpu strided sums left out).
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=360 bash docs/bench-h200/s23-b/commands.sh
 set -u
-LIMIT=${LIMIT:-560}
+LIMIT=${LIMIT:-360}
 source docs/bench-h200/lib.sh
 B=.gpu/bin; M=$B/main
 export CUBEPORT_KERNEL_CACHE=off
-mkdir -p "$OUT/t"
-{
-stamp
-CUBEPORT_STRICT=1 timeout 140 $M --test-threads 10 cuda::matmul_narrow cuda::matmul_prop cuda::attention > "$OUT/t/tests.txt" 2>&1 & pids="$!"
-for tool in memcheck racecheck; do
-  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=narrow_plane timeout 140 \
-    compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
-done
-wait $pids
-echo "## strict CUDA tests: $(grep -cE '^test .* ok$' "$OUT/t/tests.txt") ok"
-grep -E '^test result|FAILED|panicked|SKIP' "$OUT/t/tests.txt" | head -12
-for tool in memcheck racecheck; do echo "## $tool"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid' "$OUT/t/san-$tool.txt" | head -6; grep -c 'narrow_plane' "$OUT/t/san-$tool.txt"; done
-stamp
-} > "$OUT/tests.txt" 2>&1
-rm -rf "$OUT/t"
 S=4096x1x4096,4096x8x4096,4096x16x4096,16384x8x4096,4095x7x4093
 {
 stamp
@@ -37,22 +22,33 @@ for d in f32 f16 bf16; do
   echo "##### $d few columns: automatic (narrow_plane), narrow, the previous automatic choice, cuBLAS"
   prev=tc64x128x64_w2x2_a3_mma; [ $d = f32 ] && prev=simt64x64x16_4x4_s2_sk
   CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=$d CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=narrow,$prev \
-    CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 55 $B/bench-matmul --bench 'matmul/(auto_[a-z0-9_]*(plane|mma|sk|[0-9])|narrow|simt[a-z0-9_]*|tc[a-z0-9_]*|cublas)/'
+    CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 50 $B/bench-matmul --bench 'matmul/(auto_[a-z0-9_]*(plane|mma|sk|[0-9])|narrow|simt[a-z0-9_]*|tc[a-z0-9_]*|cublas)/'
 done
 stamp
 } > "$OUT/matmul.txt" 2>&1
+mkdir -p "$OUT/t"
 {
 stamp
-echo "##### attention f16 and bf16, D128 and D64: automatic against mma_w4_k64 (the previous automatic choice)"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
-  run 110 $B/bench-attention --bench 'attention/(causal_)?(auto|mma_w4_k64/)'
-echo "##### PyTorch SDPA (same call)"
-l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 35 ? l - 2 : 33 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64)'
-echo "##### strided sum and Aᵀ·x, wgpu then CUDA (chunk count of before s22 where the SM count is unknown)"
-for be in wgpu cuda; do
-  CUBEPORT_BACKEND=$be CUBEPORT_BENCH_FAMILIES=reduce,gemv run 30 $B/bench-reduce --bench '(reduce/sum_strided|gemv/.*columns|copy/)'
+CUBEPORT_STRICT=1 timeout 90 $M --test-threads 12 cuda::matmul_narrow cuda::matmul_prop cuda::attention_owned cuda::attention_matches > "$OUT/t/tests.txt" 2>&1 & pids="$!"
+for tool in memcheck racecheck; do
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=narrow_plane timeout 90 \
+    compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
 done
+wait $pids
+echo "## strict CUDA tests: $(grep -cE '^test .* ok$' "$OUT/t/tests.txt") ok"
+grep -E '^test result|FAILED|panicked|SKIP' "$OUT/t/tests.txt" | head -12
+for tool in memcheck racecheck; do echo "## $tool"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid' "$OUT/t/san-$tool.txt" | head -6; grep -c 'narrow_plane' "$OUT/t/san-$tool.txt"; done
+stamp
+} > "$OUT/tests.txt" 2>&1
+rm -rf "$OUT/t"
+{
+stamp
+echo "##### attention f16, D128 and D64: automatic against mma_w4_k64 (the previous automatic choice)"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
+  run 75 $B/bench-attention --bench 'attention/(causal_)?(auto|mma_w4_k64/)'
+echo "##### PyTorch SDPA (same call)"
+l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 28 ? l - 2 : 26 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64)'
 stamp
 } > "$OUT/attention.txt" 2>&1
 kill $dog 2>/dev/null
-tail -c 11000 "$OUT/tests.txt" "$OUT/matmul.txt" "$OUT/attention.txt"
+tail -c 11000 "$OUT/matmul.txt" "$OUT/tests.txt" "$OUT/attention.txt"
