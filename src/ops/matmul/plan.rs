@@ -6,7 +6,7 @@ use super::spec::MatmulSpec;
 use super::stream_k::StreamK;
 use super::{MatmulVariant, SimtShape, TcShape};
 use crate::ops::{expect_dtype_supported, unsupported};
-use crate::{Caps, Error};
+use crate::{Caps, DType, Error};
 use cubeport_kernels::matmul::{
     BlockConfig, CmmaConfig, NarrowConfig, NarrowPlaneConfig, SimtConfig, SkinnyConfig, TcConfig,
 };
@@ -666,14 +666,8 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
     let nb = b_width(caps, w, Some(nc));
     let groups = spec.n.div_ceil(nc);
     let row_cubes = spec.m.div_ceil(NARROW_UNITS);
-    let base = row_cubes * groups * spec.batch;
-    let fill = crate::ops::group::resident_cubes(caps, 8);
     let step = steps * na;
-    let by_depth = spec.k / (8 * step);
-    let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
-    let chunks = fill.div_ceil(base).min(by_depth).min(by_traffic).max(1);
-    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step);
-    let chunks = spec.k.div_ceil(chunk_k);
+    let (chunks, chunk_k) = narrow_split(caps, spec, row_cubes * groups, nc, step, 8 * step);
     let cfg = NarrowConfig {
         nc,
         steps,
@@ -690,6 +684,31 @@ fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, 
         chunk_k,
     };
     (kernel, [row_cubes, groups * chunks, spec.batch])
+}
+
+/// The depth split of the narrow kernels, `(chunks, chunk_k)`: chunks until `cubes` cubes per
+/// batch entry (one chunk each) fill the device (8 per SM, `UNKNOWN_SMS` where the count is
+/// unknown), while every chunk keeps at least `min_depth` depths and the partial sums' traffic
+/// (8 bytes per output of an `nc`-column group, written and read) stays within an eighth of A's
+/// bytes; every chunk but the last a whole number of `step` depths.
+fn narrow_split(
+    caps: &Caps,
+    spec: &MatmulSpec,
+    cubes: usize,
+    nc: usize,
+    step: usize,
+    min_depth: usize,
+) -> (usize, usize) {
+    let fill = crate::ops::group::resident_cubes(caps, 8);
+    let by_depth = spec.k / min_depth;
+    let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
+    let chunks = fill
+        .div_ceil(cubes * spec.batch)
+        .min(by_depth)
+        .min(by_traffic)
+        .max(1);
+    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step);
+    (spec.k.div_ceil(chunk_k), chunk_k)
 }
 
 /// Rows of A per lane group of the `narrow_plane` kernel.
@@ -723,14 +742,15 @@ fn narrow_plane(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 
     let nb = b_width(caps, w, Some(nc));
     let col_groups = spec.n.div_ceil(nc);
     let row_cubes = spec.m.div_ceil(NARROW_PLANE_ROWS * groups);
-    let base = row_cubes * col_groups * spec.batch;
-    let fill = crate::ops::group::resident_cubes(caps, 8);
     let step = group * na;
-    let by_depth = spec.k / (4 * steps * step);
-    let by_traffic = spec.k * spec.dtype.size() / (64 * nc);
-    let chunks = fill.div_ceil(base).min(by_depth).min(by_traffic).max(1);
-    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(step);
-    let chunks = spec.k.div_ceil(chunk_k);
+    let (chunks, chunk_k) = narrow_split(
+        caps,
+        spec,
+        row_cubes * col_groups,
+        nc,
+        step,
+        4 * steps * step,
+    );
     let cfg = NarrowPlaneConfig {
         nc,
         rows: NARROW_PLANE_ROWS,
@@ -794,7 +814,7 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows, from a depth
 ///   of `STREAM_K_MIN_K` and where the device reports its SM count, SIMT blocks of 32 or 64
 ///   rows with a stream-K tail of two cubes per SM instead.
-/// - **Few columns.** `narrow_plane` for at most `NARROW_MAX_N` columns and more than
+/// - **Few columns.** f32 `narrow` for at most `NARROW_MAX_N` columns and more than
 ///   `SKINNY_MAX_M_SIMT` rows where A's rows are 16-byte vectors.
 /// - **Tensor cores (f16/bf16).** Products of at most `SHALLOW_K` depth take the 32-deep
 ///   128 × 128 `cp.async` shape where 128 × 128 blocks fill the device. Otherwise manual-MMA
@@ -814,6 +834,16 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
     let tensor_cores = MatmulVariant::Cmma.runs_on(caps, dtype);
+    // Few f32 columns past the few-row sizes, A's rows as vectors: bound by A's bytes, which
+    // `narrow` reads once (a tiled block would be mostly empty columns). Halves keep the tile
+    // kernels until `narrow` and `narrow_plane` are timed in them.
+    if dtype == DType::F32
+        && spec.n <= NARROW_MAX_N
+        && spec.m > SKINNY_MAX_M_SIMT
+        && widths.a16 == widths.v16
+    {
+        return MatmulVariant::Narrow;
+    }
     // Few rows on tensor cores: the split manual-MMA shapes where B's rows are 16-byte vectors
     // as they lie (padding B, the large operand, would double the traffic).
     if tensor_cores && widths.b16 == widths.v16 {
@@ -821,11 +851,6 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
         if let Some(v) = split.filter(|v| v.runs_on(caps, dtype)) {
             return v;
         }
-    }
-    // Few columns past the few-row sizes, A's rows as vectors: bound by A's bytes, which the
-    // plane form reads once in whole lines (a tiled block would be mostly empty columns).
-    if spec.n <= NARROW_MAX_N && spec.m > SKINNY_MAX_M_SIMT && widths.a16 == widths.v16 {
-        return MatmulVariant::NarrowPlane;
     }
     let simt = |s: SimtShape| {
         let v = MatmulVariant::Simt(s);

@@ -30,8 +30,8 @@ pub enum MatmulVariant {
     /// Few columns as `Narrow`, A read across the lanes of a plane: each plane owns 4 rows of
     /// A and its lanes split their depths, so every load instruction reads whole lines of one
     /// row; each B row a lane loads serves the plane's 4 rows; the outputs are summed across
-    /// the lanes (plane ops, or shared memory where the device has none). The automatic choice
-    /// for up to 16 columns where A's rows are 16-byte vectors.
+    /// the lanes (plane ops, or shared memory where the device has none). Forced only until it
+    /// is timed.
     NarrowPlane,
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
