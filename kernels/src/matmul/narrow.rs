@@ -64,15 +64,28 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     #[comptime] cfg: NarrowConfig,
 ) {
     let na = NA::value();
+    let nb = NB::value();
     let nc = comptime!(cfg.nc);
     let steps = comptime!(cfg.steps);
     let row = CUBE_POS_X as usize * CUBE_DIM as usize + UNIT_POS as usize;
+    let groups = n.div_ceil(nc);
+    let chunks = CUBE_COUNT_Y as usize / groups;
+    let chunk = CUBE_POS_Y as usize / groups;
+    let col0 = (CUBE_POS_Y as usize % groups) * nc;
     let z = CUBE_POS_Z as usize;
-    let (chunks, chunk, col0, k0, k1) = narrow_place(n, k, chunk_k, nc);
-    let (a_sc, b_sr) = (a_strides[2], b_strides[1]);
+    let k0 = chunk * chunk_k;
+    let k1 = select(k0 + chunk_k < k, k0 + chunk_k, k);
+    let (a_sc, b_sr, b_sc) = (a_strides[2], b_strides[1], b_strides[2]);
     // With NB > 1 the column stride is 1 and the batch and row strides are multiples of NB.
     let b_base = z * b_strides[0];
-    let bcol = b_columns::<NB>(col0, n, b_strides[2], nc);
+    // The group's B vectors along a depth row, offsets in scalars. Vectors past `n` (the last
+    // group) read the row's last vector and are never stored: no branch around the loads.
+    let mut bcol = Array::<usize>::new(comptime!(cfg.nc / nb));
+    #[unroll]
+    for jv in 0..comptime!(cfg.nc / nb) {
+        let col = col0 + jv * nb;
+        bcol[jv] = select(col < n, col, n - nb) * b_sc;
+    }
     let mut acc = zeroed(nc);
     if comptime!(cfg.staged) {
         // Its barriers need every unit, rows past `m` included.
@@ -111,60 +124,20 @@ pub fn matmul_narrow_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
             kk += na;
         }
     }
-    #[unroll]
-    for j in 0..nc {
-        store_out::<F, A>(
-            c,
-            partials,
-            bias,
-            acc[j],
-            row,
-            col0 + j,
-            m,
-            n,
-            z,
-            chunks,
-            chunk,
-            c_pitch,
-            scale,
-            cfg.direct,
-            cfg.bias,
-        );
+    if row < m {
+        #[unroll]
+        for j in 0..nc {
+            let col = col0 + j;
+            if col < n {
+                if comptime!(cfg.direct) {
+                    c[(z * m + row) * c_pitch + col] =
+                        epilogue::<F, A>(acc[j], bias, col, scale, cfg.bias);
+                } else {
+                    partials[((z * chunks + chunk) * m + row) * n + col] = acc[j];
+                }
+            }
+        }
     }
-}
-
-/// Where a narrow cube works: `(chunks, chunk, col0, k0, k1)`, its depth chunk `chunk` of
-/// `chunks` (depths `k0 .. k1`) and its first column `col0`, from the grid's y axis of
-/// `⌈n/nc⌉` column groups per chunk.
-#[cube]
-fn narrow_place(
-    n: usize,
-    k: usize,
-    chunk_k: usize,
-    #[comptime] nc: usize,
-) -> (usize, usize, usize, usize, usize) {
-    let groups = n.div_ceil(nc);
-    let chunks = CUBE_COUNT_Y as usize / groups;
-    let chunk = CUBE_POS_Y as usize / groups;
-    let col0 = (CUBE_POS_Y as usize % groups) * nc;
-    let k0 = chunk * chunk_k;
-    let k1 = select(k0 + chunk_k < k, k0 + chunk_k, k);
-    (chunks, chunk, col0, k0, k1)
-}
-
-/// The scalar offsets of the `nc / NB` B vectors of columns `col0 …` along a depth row
-/// (columns `b_sc` apart). Vectors past `n` (the last group) read the row's last vector and
-/// are never stored: no branch around the loads.
-#[cube]
-fn b_columns<NB: Size>(col0: usize, n: usize, b_sc: usize, #[comptime] nc: usize) -> Array<usize> {
-    let nb = NB::value();
-    let mut bcol = Array::<usize>::new(comptime!(nc / nb));
-    #[unroll]
-    for jv in 0..comptime!(nc / nb) {
-        let col = col0 + jv * nb;
-        bcol[jv] = select(col < n, col, n - nb) * b_sc;
-    }
-    bcol
 }
 
 /// `acc[j] += x · B[row, col0 + j]` for the group's `nc` columns: B's row at scalar offset
@@ -307,6 +280,7 @@ pub fn matmul_narrow_plane_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     #[comptime] cfg: NarrowPlaneConfig,
 ) {
     let na = NA::value();
+    let nb = NB::value();
     let nc = comptime!(cfg.nc);
     let rows = comptime!(cfg.rows);
     let steps = comptime!(cfg.steps);
@@ -314,11 +288,21 @@ pub fn matmul_narrow_plane_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     let lane = UNIT_POS_X as usize;
     let y = UNIT_POS_Y as usize;
     let row0 = (CUBE_POS_X as usize * comptime!(cfg.groups) + y) * rows;
+    let groups = n.div_ceil(nc);
+    let chunks = CUBE_COUNT_Y as usize / groups;
+    let chunk = CUBE_POS_Y as usize / groups;
+    let col0 = (CUBE_POS_Y as usize % groups) * nc;
     let z = CUBE_POS_Z as usize;
-    let (chunks, chunk, col0, k0, k1) = narrow_place(n, k, chunk_k, nc);
-    let (a_sc, b_sr) = (a_strides[2], b_strides[1]);
+    let k0 = chunk * chunk_k;
+    let k1 = select(k0 + chunk_k < k, k0 + chunk_k, k);
+    let (a_sc, b_sr, b_sc) = (a_strides[2], b_strides[1], b_strides[2]);
     let b_base = z * b_strides[0];
-    let bcol = b_columns::<NB>(col0, n, b_strides[2], nc);
+    let mut bcol = Array::<usize>::new(comptime!(cfg.nc / nb));
+    #[unroll]
+    for jv in 0..comptime!(cfg.nc / nb) {
+        let col = col0 + jv * nb;
+        bcol[jv] = select(col < n, col, n - nb) * b_sc;
+    }
     // Rows past `m` read row `m − 1` (never stored): no branch holds a load back.
     let mut a_row = Array::<usize>::new(rows);
     #[unroll]
@@ -390,8 +374,7 @@ pub fn matmul_narrow_plane_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
                     chunk,
                     c_pitch,
                     scale,
-                    cfg.direct,
-                    cfg.bias,
+                    cfg,
                 );
             }
         }
@@ -427,8 +410,7 @@ pub fn matmul_narrow_plane_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
                 chunk,
                 c_pitch,
                 scale,
-                cfg.direct,
-                cfg.bias,
+                cfg,
             );
             i += comptime!(cfg.group);
         }
@@ -475,8 +457,8 @@ fn rows_step<F: Float, NA: Size, NB: Size>(
     }
 }
 
-/// Output `(row, col)` of the narrow kernels: through the epilogue into C (`direct`), else the
-/// chunk's f32 partial sum in the fixup's layout; nothing past `m` or `n`.
+/// Output `(row, col)` of the narrow kernels: through the epilogue into C (direct), else the
+/// chunk's f32 partial sum; nothing past `m` or `n`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn store_out<F: Float, A: Activation>(
@@ -493,12 +475,11 @@ fn store_out<F: Float, A: Activation>(
     chunk: usize,
     c_pitch: usize,
     scale: f32,
-    #[comptime] direct: bool,
-    #[comptime] with_bias: bool,
+    #[comptime] cfg: NarrowPlaneConfig,
 ) {
     if row < m && col < n {
-        if comptime!(direct) {
-            c[(z * m + row) * c_pitch + col] = epilogue::<F, A>(total, bias, col, scale, with_bias);
+        if comptime!(cfg.direct) {
+            c[(z * m + row) * c_pitch + col] = epilogue::<F, A>(total, bias, col, scale, cfg.bias);
         } else {
             partials[((z * chunks + chunk) * m + row) * n + col] = total;
         }
