@@ -8,7 +8,10 @@
 //! - `shared_scalar`: per iteration, the four fragments loaded from a shared tile of scalars
 //!   (as `cmma` stages them), then the four products;
 //! - `shared_vec4` / `shared_vec8`: the same from a shared tile of 4- or 8-element vectors with
-//!   rows padded by 16 bytes (as the tiled `tc…` shapes stage them).
+//!   rows padded by 16 bytes (as the tiled `tc…` shapes stage them);
+//! - `staged_vec4` / `staged_vec8`: as `shared_vec`, with each iteration first staging the
+//!   plane's next 16-deep slices of A and B from (cached) global memory into the shared tiles
+//!   with 4- or 8-wide loads between two cube barriers, as the tiled kernels' main loop does.
 //!
 //! `mma_only` near the device's dense f16 rate and the shared probes far below point at the
 //! fragment loads; all three far below point at the product itself (emulation, or fragments
@@ -218,6 +221,65 @@ fn shared_vec<NV: Size>(
     store_all(&acc, out);
 }
 
+/// Rows of a staged A strip: 16 depths padded by 16 bytes, in halves.
+const STAGED_A_ROW: usize = 16 + PAD;
+
+#[cube(launch_unchecked)]
+fn staged_vec<NV: Size>(
+    a: &Array<Vector<half::f16, NV>>,
+    b: &Array<Vector<half::f16, NV>>,
+    out: &mut Array<f32>,
+    iters: u32,
+) {
+    // As `shared_vec`, but every iteration first stages the plane's next 16-deep slices of A
+    // (32 rows) and B (32 columns) from global memory with `NV`-wide loads (from a 1 KiB
+    // source, so cached: the staging's instructions and barriers, not DRAM), between two cube
+    // barriers, as the tiled kernels' main loop does.
+    let nv = NV::value();
+    let a_row = comptime!(STAGED_A_ROW / nv);
+    let b_row = comptime!((STRIP + PAD) / nv);
+    let a_strip = comptime!(STRIP * a_row);
+    let b_strip = comptime!(16 * b_row);
+    let src = comptime!(512 / nv);
+    let mut a_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * STRIP * a_row));
+    let mut b_s = SharedMemory::<Vector<half::f16, NV>>::new(comptime!(PLANES * 16 * b_row));
+    let plane = UNIT_POS_Y as usize;
+    let lane = UNIT_POS_X as usize;
+    let acc = zeros();
+    for it in 0..iters {
+        let base = it as usize * 7;
+        #[unroll]
+        for l in 0..comptime!(STRIP * 16 / nv / 32) {
+            let v = lane + l * 32;
+            let (r, c) = (v / comptime!(16 / nv), v % comptime!(16 / nv));
+            a_s[plane * a_strip + r * a_row + c] = a[(base + v) % src];
+            let (r, c) = (v / comptime!(STRIP / nv), v % comptime!(STRIP / nv));
+            b_s[plane * b_strip + r * b_row + c] = b[(base + v) % src];
+        }
+        sync_cube();
+        let mut fa = Sequence::<cmma::Matrix<half::f16>>::new();
+        let mut fb = Sequence::<cmma::Matrix<half::f16>>::new();
+        #[unroll]
+        for i in 0..2usize {
+            let at = plane * a_strip + i * 16 * a_row;
+            fa.push(frag::<Vector<half::f16, NV>>(
+                cmma::MatrixIdent::A,
+                &a_s.slice(at, at + comptime!((15 * STAGED_A_ROW + 16) / nv)),
+                comptime!(STAGED_A_ROW as u32),
+            ));
+            let bt = plane * b_strip + i * comptime!(16 / nv);
+            fb.push(frag::<Vector<half::f16, NV>>(
+                cmma::MatrixIdent::B,
+                &b_s.slice(bt, bt + comptime!((15 * (STRIP + PAD) + 16) / nv)),
+                comptime!((STRIP + PAD) as u32),
+            ));
+        }
+        products(&fa, &fb, &acc);
+        sync_cube();
+    }
+    store_all(&acc, out);
+}
+
 /// `tile[i]` = the `NV` values of `from` at `i · NV …` (wrapping at 512), for `i < len`.
 #[cube]
 fn fill_vec<NV: Size>(
@@ -362,6 +424,12 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
     for nv in [4usize, 8] {
         s.probe(&format!("shared_vec{nv}"), vec_smem, &|a, b, o| unsafe {
             shared_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
+        })?;
+    }
+    let staged_smem = PLANES * (STRIP * STAGED_A_ROW + 16 * (STRIP + PAD)) * 2;
+    for nv in [4usize, 8] {
+        s.probe(&format!("staged_vec{nv}"), staged_smem, &|a, b, o| unsafe {
+            staged_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
         })?;
     }
     Ok(())

@@ -6,11 +6,12 @@
 # with a 128 MiB A (past L2 in halves). Issue 24: attention's automatic shapes since s23 (two
 # row tiles per plane) against the previous one (`mma_w4_k64`), f16, with PyTorch SDPA. Then
 # strict CUDA tests of the changed kernels and compute-sanitizer on `narrow_plane` (its
-# plane-sum path has not run anywhere yet: lavapipe has no plane ops).
+# plane-sum path has not run anywhere yet: lavapipe has no plane ops). Last, issue 23: the
+# cooperative-matrix probe with per-iteration staging (`staged_vec4/8`), CUDA and SPIR-V.
 # Pack: `bash docs/bench-h200/s23-b/pack.sh`. Then:
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=360 bash docs/bench-h200/s23-b/commands.sh
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=430 bash docs/bench-h200/s23-b/commands.sh
 set -u
-LIMIT=${LIMIT:-360}
+LIMIT=${LIMIT:-430}
 source docs/bench-h200/lib.sh
 B=.gpu/bin; M=$B/main
 export CUBEPORT_KERNEL_CACHE=off
@@ -52,6 +53,9 @@ CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_ATTENTION_SHAPES=4x32x4
   run 75 $B/bench-attention --bench 'attention/(causal_)?(auto|mma_w4_k64/)'
 echo "##### PyTorch SDPA (same call)"
 l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 28 ? l - 2 : 26 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64)'
+echo "##### cooperative-matrix probe with staging (staged_vec: global -> shared each iteration): CUDA, then SPIR-V"
+l=$(left); [ "$l" -gt 40 ] && CUBEPORT_BACKEND=cuda timeout 30 $B/example-cmma_probe 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
+l=$(left); [ "$l" -gt 40 ] && timeout 40 $B/example-cmma_probe-spirv 2>&1 | grep -vE '^wgpu|^cuda' | tail -6
 stamp
 } > "$OUT/attention.txt" 2>&1
 kill $dog 2>/dev/null
