@@ -238,6 +238,14 @@ pub(crate) enum Kernel {
     },
 }
 
+/// The suffix of a depth-split kernel's name: its chunk count where the fixup pass runs.
+fn write_split(f: &mut fmt::Formatter<'_>, chunks: usize) -> fmt::Result {
+    if chunks > 1 {
+        write!(f, ", depth in {chunks} chunks + fixup")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for Kernel {
     /// The kernel's name without `matmul_` and `_kernel`, then the operands' vector widths.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -263,10 +271,7 @@ impl fmt::Display for Kernel {
                 cfg, nb, chunks, ..
             } => {
                 write!(f, "skinny b{nb} rows {}", cfg.tm)?;
-                if chunks > 1 {
-                    write!(f, ", depth in {chunks} chunks + fixup")?;
-                }
-                Ok(())
+                write_split(f, chunks)
             }
             Kernel::Narrow {
                 cfg,
@@ -277,10 +282,7 @@ impl fmt::Display for Kernel {
             } => {
                 let staged = if cfg.staged { " staged" } else { "" };
                 write!(f, "narrow{staged} a{na} b{nb} cols {}", cfg.nc)?;
-                if chunks > 1 {
-                    write!(f, ", depth in {chunks} chunks + fixup")?;
-                }
-                Ok(())
+                write_split(f, chunks)
             }
             Kernel::NarrowPlane {
                 cfg,
@@ -295,19 +297,13 @@ impl fmt::Display for Kernel {
                     "narrow_plane a{na} b{nb} cols {} rows {} lanes {} {sums}",
                     cfg.nc, cfg.rows, cfg.group
                 )?;
-                if chunks > 1 {
-                    write!(f, ", depth in {chunks} chunks + fixup")?;
-                }
-                Ok(())
+                write_split(f, chunks)
             }
             Kernel::Tc { na, nb, nc, .. } => write!(f, "tc a{na} b{nb} c{nc}"),
             Kernel::TcAsync { nv, nc, .. } => write!(f, "tc_async a{nv} b{nv} c{nc}"),
             Kernel::TcMma { nv, nc, chunks, .. } => {
                 write!(f, "tc_mma a{nv} b{nv} c{nc}")?;
-                if chunks > 1 {
-                    write!(f, ", depth in {chunks} chunks + fixup")?;
-                }
-                Ok(())
+                write_split(f, chunks)
             }
         }
     }
@@ -434,6 +430,8 @@ impl MatmulVariant {
             // The narrow grid is not one of blocks either (see `narrow`): a cube's rows and
             // its column group.
             MatmulVariant::Narrow | MatmulVariant::NarrowStaged => (NARROW_UNITS, NARROW_MAX_N),
+            // Nor is `narrow_plane`'s (see `narrow_plane`): 4 groups of its rows where the
+            // groups are planes of 32.
             MatmulVariant::NarrowPlane => (NARROW_PLANE_ROWS * 4, NARROW_MAX_N),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
@@ -648,11 +646,7 @@ const NARROW_MAX_N: usize = 16;
 /// written and read) stays within an eighth of A's bytes. `staged`: A through shared tiles of
 /// rows of 8 vectors (128 bytes), or of 16 scalars where A has no vectors.
 fn narrow(caps: &Caps, spec: &MatmulSpec, w: &Widths, staged: bool) -> (Kernel, [usize; 3]) {
-    let na = if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
-        w.v16
-    } else {
-        1
-    };
+    let na = a_width(caps, w);
     // Staged scalar rows (a transposed A) read one row's depths `a_sc` apart with 16
     // consecutive units, about a line each; the direct form reads adjacent rows instead. The
     // staged form is kept forceable there for its tests; which one serves is for timing.
@@ -715,19 +709,14 @@ fn narrow_split(
 const NARROW_PLANE_ROWS: usize = 4;
 
 /// The `narrow_plane` kernel for `spec`, its grid `(⌈m / (4 · groups)⌉, column groups ·
-/// chunks, batch)` and its cube `(lanes, groups)`: lane groups of one plane where the device has plane ops and a fixed width
-/// (sums by plane ops), else of 8 lanes summed through shared memory (at most 16 KiB of it);
-/// up to 128 units per cube; 4
-/// rows of A per group, two vectors of each in flight per lane; A as 16-byte vectors where its
-/// layout and the device allow (else scalars); up to `NARROW_MAX_N` columns per group, B as in
-/// `narrow`; the depth split as in `narrow`, every chunk a whole number of the group's steps and
-/// at least four of them per lane.
+/// chunks, batch)` and its cube `(lanes, groups)`: lane groups of one plane where the device
+/// has plane ops and a fixed width (sums by plane ops), else of 8 lanes summed through shared
+/// memory (at most 16 KiB of it); up to 128 units per cube; 4 rows of A per group, two vectors
+/// of each in flight per lane; A as in `narrow`; up to `NARROW_MAX_N` columns per group, B as
+/// in `narrow`; the depth split as in `narrow`, every chunk a whole number of the group's steps
+/// and at least four of them per lane.
 fn narrow_plane(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 3], [u32; 2]) {
-    let na = if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
-        w.v16
-    } else {
-        1
-    };
+    let na = a_width(caps, w);
     let (group, plane) = match caps.plane.fixed_width() {
         Some(width) if caps.plane.ops => (width as usize, true),
         _ => (8, false),
@@ -770,6 +759,16 @@ fn narrow_plane(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 
     };
     let dim = [group as u32, groups as u32];
     (kernel, [row_cubes, col_groups * chunks, spec.batch], dim)
+}
+
+/// The width A's rows are read at by the narrow kernels: 16-byte vectors where A's layout and
+/// the device allow them, else scalars.
+fn a_width(caps: &Caps, w: &Widths) -> usize {
+    if w.a16 == w.v16 && w.v16 <= caps.max_vector_size {
+        w.v16
+    } else {
+        1
+    }
 }
 
 /// The width B's rows are read at by the kernels that stream them as vectors (skinny,
