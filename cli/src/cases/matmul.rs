@@ -155,6 +155,7 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
                         | MatmulVariant::Skinny
                         | MatmulVariant::Narrow
                         | MatmulVariant::NarrowStaged
+                        | MatmulVariant::NarrowPlane
                 );
             if v.runs_on(&caps, dtype) && !small_only && !tc_only && v != auto {
                 runs.push((v.to_string(), Some(v), false));

@@ -37,6 +37,9 @@ pub struct AttentionMmaConfig {
     pub causal: bool,
     /// Write the log-sum-exp of each row.
     pub lse: bool,
+    /// The softmax scale is positive: row maxima are taken of the raw scores and the scale
+    /// is applied inside each exponent's FMA (else every score is scaled first).
+    pub raw_scores: bool,
 }
 
 impl AttentionMmaConfig {
@@ -148,6 +151,11 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     let dtiles = comptime!(cfg.head_dim / 8);
     let rows2 = comptime!(2 * cfg.m_tiles);
     let neg_inf = -inf;
+    // The factor inside the exponents: the scale itself where the maxima are of raw scores.
+    let mut es = 1.0f32;
+    if comptime!(cfg.raw_scores) {
+        es = scale;
+    }
     let rb = CUBE_POS % row_blocks;
     let bh = CUBE_POS / row_blocks;
     let h = bh % heads;
@@ -225,15 +233,15 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     for _ in 0..comptime!(cfg.m_tiles * cfg.head_dim / 8) {
         acc_o.push(zeros::<NC>(vc));
     }
+    // Running maxima (of raw scores with `cfg.raw_scores`) and per-lane sums of rows
+    // `quad + 8·half` of each row tile (at `2·mt + half`). A NaN score is dropped by the maxima
+    // (fmax) but not by its exponent, so it reaches the row's sum and stays there (`NaN · α`).
     let mut m = Array::<f32>::new(rows2);
     let mut l = Array::<f32>::new(rows2);
-    // 1 once a visible score of the row was NaN: the maxima (fmax) would drop it.
-    let mut nan_seen = Array::<f32>::new(rows2);
     #[unroll]
     for rr in 0..rows2 {
         m[rr] = neg_inf;
         l[rr] = 0.0;
-        nan_seen[rr] = 0.0;
     }
 
     let groups = tiles.div_ceil(2);
@@ -327,6 +335,7 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                     needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
                 }
                 let mut alpha = Array::<f32>::new(rows2);
+                let mut unchanged = true;
                 #[unroll]
                 for mt in 0..mts {
                     #[unroll]
@@ -339,7 +348,10 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                             let mut vals = acc_s.index(mt * ntiles + nt)[half];
                             #[unroll]
                             for e in 0..2usize {
-                                let mut x = vals[e] * scale;
+                                let mut x = vals[e];
+                                if comptime!(!cfg.raw_scores) {
+                                    x *= scale;
+                                }
                                 if needs_mask {
                                     let key = j0 + nt * 8 + tq * 2 + e;
                                     let mut hidden = key >= sk;
@@ -349,22 +361,26 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                                     x = select(hidden, neg_inf, x);
                                 }
                                 vals[e] = x;
-                                nan_seen[rr] = select(x.is_nan(), 1.0, nan_seen[rr]);
                                 mx = f32::max(mx, x);
                             }
                             acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                         }
                         mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
                         mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
-                        let m_new = f32::max(m[rr], mx);
-                        let a = select(m[rr] == neg_inf, 0.0, fast_exp(m[rr] - m_new));
+                        let m_old = m[rr];
+                        let m_new = f32::max(m_old, mx);
+                        // A row that has seen only −∞ so far takes 0 as its reference, so its
+                        // masked scores give exp(−∞) = 0 without a test per score.
+                        let m_use = select(m_new == neg_inf, 0.0, m_new);
+                        let shift = -m_use * es;
+                        let a = select(m_new == m_old, 1.0, fast_exp((m_old - m_use) * es));
                         let mut sum = 0.0f32;
                         #[unroll]
                         for nt in 0..ntiles {
                             let mut vals = acc_s.index(mt * ntiles + nt)[half];
                             #[unroll]
                             for e in 0..2usize {
-                                let p = select(m_new == neg_inf, 0.0, fast_exp(vals[e] - m_new));
+                                let p = fast_exp(fma(vals[e], es, shift));
                                 vals[e] = p;
                                 sum += p;
                             }
@@ -373,17 +389,22 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                         l[rr] = l[rr] * a + sum;
                         m[rr] = m_new;
                         alpha[rr] = a;
+                        unchanged = unchanged && m_new == m_old;
                     }
                 }
-                #[unroll]
-                for mt in 0..mts {
+                // Where no row of the plane has a new maximum (most tiles of a long row), every
+                // α is 1 and the rescale of the output accumulators is skipped.
+                if !plane_all(unchanged) {
                     #[unroll]
-                    for dt in 0..dtiles {
+                    for mt in 0..mts {
                         #[unroll]
-                        for half in 0..2usize {
-                            let mut o = acc_o.index(mt * dtiles + dt)[half];
-                            o *= Vector::<f32, NC>::new(alpha[mt * 2 + half]);
-                            acc_o.index_mut(mt * dtiles + dt)[half] = o;
+                        for dt in 0..dtiles {
+                            #[unroll]
+                            for half in 0..2usize {
+                                let mut o = acc_o.index(mt * dtiles + dt)[half];
+                                o *= Vector::<f32, NC>::new(alpha[mt * 2 + half]);
+                                acc_o.index_mut(mt * dtiles + dt)[half] = o;
+                            }
                         }
                     }
                 }
@@ -453,10 +474,8 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
             let mut total = l[rr];
             total += plane_shuffle_xor(total, 1u32);
             total += plane_shuffle_xor(total, 2u32);
-            let mut nan = nan_seen[rr];
-            nan = f32::max(nan, plane_shuffle_xor(nan, 1u32));
-            nan = f32::max(nan, plane_shuffle_xor(nan, 2u32));
-            let dead = nan > 0.0;
+            // A NaN score of the row reached its sum (see `l`).
+            let dead = total.is_nan();
             let blind = total == 0.0;
             let i = warp_row0 + mt * 16 + quad + half * 8;
             if i < sq {
@@ -473,7 +492,7 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                 }
                 if comptime!(cfg.lse) {
                     if tq == 0 {
-                        let row_lse = select(blind, neg_inf, m[rr] + f32::ln(total));
+                        let row_lse = select(blind, neg_inf, m[rr] * es + f32::ln(total));
                         lse[(b * heads + h) * sq + i] = select(dead, qnan, row_lse);
                     }
                 }

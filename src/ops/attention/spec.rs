@@ -374,6 +374,7 @@ fn mma_plan(
         keys,
         causal: spec.causal,
         lse: spec.lse,
+        raw_scores: spec.scale > 0.0,
     };
     let bytes = cfg.shared_bytes(spec.dtype.size());
     if bytes > caps.max_shared_bytes {

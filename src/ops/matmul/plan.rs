@@ -637,6 +637,10 @@ const NARROW_UNITS: usize = 128;
 /// Columns per narrow cube: the f32 accumulators of each unit.
 const NARROW_MAX_N: usize = 16;
 
+/// Most columns the automatic choice gives the narrow kernels (f32): at 16 the tile kernel was
+/// faster.
+const NARROW_AUTO_MAX_N: usize = 8;
+
 /// The narrow kernel for `spec` and its grid `(⌈m/128⌉, column groups · chunks, batch)`: A
 /// read as 16-byte vectors where its layout and the device allow (else scalars), four vectors
 /// (or eight scalars) in flight per unit; up to `NARROW_MAX_N` columns per group; B's rows as
@@ -813,8 +817,11 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows, from a depth
 ///   of `STREAM_K_MIN_K` and where the device reports its SM count, SIMT blocks of 32 or 64
 ///   rows with a stream-K tail of two cubes per SM instead.
-/// - **Few columns.** f32 `narrow` for at most `NARROW_MAX_N` columns and more than
-///   `SKINNY_MAX_M_SIMT` rows where A's rows are 16-byte vectors.
+/// - **Few columns** (more than `SKINNY_MAX_M_SIMT` rows, at most `NARROW_AUTO_MAX_N`
+///   columns), where the device has plane sums and A's depths are contiguous: `narrow_plane`
+///   for one column, for f32 where A's rows are not 16-byte vectors, and for halves where
+///   64 × 128 blocks under-fill the device. Else f32 (and one column of halves) `narrow`
+///   where A's rows are 16-byte vectors.
 /// - **Tensor cores (f16/bf16).** Products of at most `SHALLOW_K` depth take the 32-deep
 ///   128 × 128 `cp.async` shape where 128 × 128 blocks fill the device. Otherwise manual-MMA
 ///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
@@ -833,15 +840,30 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
     let tensor_cores = MatmulVariant::Cmma.runs_on(caps, dtype);
-    // Few f32 columns past the few-row sizes, A's rows as vectors: bound by A's bytes, which
-    // `narrow` reads once (a tiled block would be mostly empty columns). Halves keep the tile
-    // kernels until `narrow` and `narrow_plane` are timed in them.
-    if dtype == DType::F32
-        && spec.n <= NARROW_MAX_N
-        && spec.m > SKINNY_MAX_M_SIMT
-        && widths.a16 == widths.v16
-    {
-        return MatmulVariant::Narrow;
+    // Few columns past the few-row sizes: bound by A's bytes, which the narrow kernels read
+    // once (a tiled block would be mostly empty columns). Timed on CUDA (BENCHMARKS.md, few
+    // columns): `narrow_plane` (whole lines of A per load instruction; it needs plane sums to
+    // be fast, and A's depths side by side, as its lanes split them) for one column, for f32
+    // up to `NARROW_AUTO_MAX_N` columns where A's rows are not 16-byte vectors, and for halves
+    // up to that many where 64 × 128 tensor-core blocks under-fill the device (past that the
+    // tile kernel streamed A faster); `narrow` for f32 up to that many where A's rows are
+    // 16-byte vectors. More columns were faster in the tile kernels.
+    if spec.m > SKINNY_MAX_M_SIMT && spec.n <= NARROW_AUTO_MAX_N {
+        let plane_sums =
+            caps.plane.ops && caps.plane.fixed_width().is_some() && spec.a_strides[2] == 1;
+        let a_vectors = widths.a16 == widths.v16;
+        let f32 = dtype == DType::F32;
+        let plane = if f32 {
+            spec.n == 1 || !a_vectors
+        } else {
+            spec.n == 1 || blocks(64, 128) < fill
+        };
+        if plane && plane_sums {
+            return MatmulVariant::NarrowPlane;
+        }
+        if (f32 || spec.n == 1) && a_vectors {
+            return MatmulVariant::Narrow;
+        }
     }
     // Few rows on tensor cores: the split manual-MMA shapes where B's rows are 16-byte vectors
     // as they lie (padding B, the large operand, would double the traffic).
