@@ -30,7 +30,8 @@ fn shape_of(p: Problem) -> AttentionShape {
 /// The automatic variant and every variant the device runs for `dtype` at head dim `d`: both
 /// SIMT paths (plane where the width divides 32), and the tensor-core kernel where its documented
 /// conditions hold (manual MMA, cp.async, 32-wide planes, f16/bf16, `d` a multiple of 16 up to
-/// 128), in its short-sequence shape, a narrower one and both large-problem shapes.
+/// 128, the planes sharing the tile copies evenly), in its short-sequence shape, a narrower one
+/// and both large-problem shapes.
 fn variants<R: Runtime>(
     client: &ComputeClient<R>,
     dtype: DType,
@@ -54,7 +55,12 @@ fn variants<R: Runtime>(
             keys: 32,
             rows: 16,
         }));
-        for keys in [64, 32] {
+        // Four planes (128 units) share each K/V tile's 16-byte copies evenly only where
+        // `keys · d / 8` is a multiple of 128 (not 32 keys at d = 80).
+        for keys in [64u16, 32]
+            .into_iter()
+            .filter(|&k| (k as usize * d / 8).is_multiple_of(128))
+        {
             v.push(Some(AttentionVariant::Mma {
                 warps: 4,
                 keys,

@@ -6,7 +6,7 @@ root=$(git rev-parse --show-toplevel)
 cd "$root"
 scripts/gpu-pack.sh
 mkdir -p .gpu && xz -dc .gpu/bin.tar.xz | tar -C .gpu -xf -
-keep=" main example-attention_variants bench-matmul "
+keep=" main example-attention_variants bench-matmul bench-reduce bench-activation "
 for f in .gpu/bin/*; do
   case "$keep" in *" $(basename "$f") "*) ;; *) rm -f "$f" ;; esac
 done
