@@ -390,9 +390,10 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         }
     }
     // The plane form sums across the lanes of a plane where the device has plane ops, else
-    // through shared memory: both paths, wherever plane ops exist.
+    // through shared memory: both paths, wherever plane ops exist, with the depth split (deep
+    // enough for four steps of 32 lanes per chunk, as on CUDA; 2000 did not split there).
     let caps = cubeport::caps_of(client);
-    let p = problem(0, 300, 8, 2000, false, false);
+    let p = problem(0, 300, 8, 8192, false, false);
     let plan = plan_text(client, dtype, p, MatmulVariant::NarrowPlane);
     let plane = caps.plane.ops && caps.plane.fixed_width().is_some();
     assert!(
@@ -400,6 +401,7 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
         "{plan}"
     );
     assert!(plan.contains("chunks + fixup"), "{dtype} {p:?}: {plan}");
+    variants_match(client, dtype, p, true, &[Some(MatmulVariant::NarrowPlane)]);
     // The automatic choice past the few-row sizes, up to 8 columns, with plane sums and a
     // row-major A: `narrow_plane` for one column, for f32 where A's rows are not 16-byte
     // vectors, for halves where 64 × 128 blocks under-fill the device (not at 20000 rows);

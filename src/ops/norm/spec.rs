@@ -194,14 +194,20 @@ pub(crate) struct NormPlan {
 impl NormVariant {
     /// The automatic choice: [`RowGroup::select`] for the row's vectors, widened (up to a
     /// cube of 1024 units, or the device's largest cube) until each unit holds at most
-    /// [`NORM_VECTORS_PER_UNIT`] vectors.
+    /// [`NORM_VECTORS_PER_UNIT`] vectors; bf16 rows of 8-wide vectors that this gives 512 units
+    /// take 1024.
     pub(crate) fn select(caps: &Caps, spec: &NormSpec) -> Self {
         let row_vecs = spec.row_len / spec.vector(caps);
         let base = RowGroup::select(caps, row_vecs);
         let want = row_vecs.div_ceil(NORM_VECTORS_PER_UNIT).next_power_of_two();
-        let group = base
-            .group
-            .max(want.min(RowGroup::widest(caps) as usize) as u32);
+        let widest = RowGroup::widest(caps);
+        let mut group = base.group.max(want.min(widest as usize) as u32);
+        // bf16 rows at 512 units of 4 vectors: NVRTC keeps the unpacked halves of the cached
+        // vectors and takes 40 registers (offline SASS), so three such cubes fit an SM where
+        // f16's 32 registers fit four; 1024 units of 2 vectors take 32 (BENCHMARKS.md, Norm).
+        if spec.dtype == DType::BF16 && spec.vector(caps) == 8 && group == 512 && widest >= 1024 {
+            group = 1024;
+        }
         NormVariant::Rows(RowGroup { group, ..base })
     }
 
