@@ -117,6 +117,37 @@ impl Caps {
         }
     }
 
+    /// What cubecl-cuda reports for an H100 (sm_90, 132 SMs; the values `cubeport devices`
+    /// printed there), so the automatic choices for CUDA can be tested on machines without an
+    /// NVIDIA GPU. A model for host-side tests, not a device: launches need [`Caps::of`].
+    #[doc(hidden)]
+    pub fn cuda_h100_model() -> Self {
+        Caps {
+            backend: BackendKind::Cuda,
+            runtime_name: "cuda",
+            plane: PlaneSupport {
+                min: 32,
+                max: 32,
+                ops: true,
+            },
+            f16: true,
+            bf16: true,
+            max_shared_bytes: 227 << 10,
+            max_cube_count: [i32::MAX as u32, 65535, 65535],
+            max_cube_dim: [1024, 1024, 64],
+            max_units_per_cube: 1024,
+            num_sms: Some(132),
+            tensor_cores: true,
+            max_vector_size: 255,
+            max_alloc_bytes: 35788 << 20,
+            device_timing: false,
+            copy_async: true,
+            manual_mma: true,
+            tf32: true,
+            ieee_nan: true,
+        }
+    }
+
     /// Vector widths (in scalars) worth using for elements of `elem_bytes` bytes, widest first:
     /// at most 16 bytes per access and at most [`Caps::max_vector_size`] lanes.
     pub fn vector_sizes(&self, elem_bytes: usize) -> Vec<usize> {

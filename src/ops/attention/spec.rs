@@ -401,6 +401,43 @@ mod tests {
         }
     }
 
+    /// The automatic choice on a CUDA device (132 SMs): 32 rows per plane with 64-key tiles
+    /// for non-causal heads up to 64, else 32-key tiles; 16 rows per plane (`MMA`) for short
+    /// query sequences, for grids of 128-row cubes that would not cover the SMs, and where the
+    /// 32-row shape cannot split its copies evenly (D = 80); the SIMT kernel for f32.
+    #[test]
+    fn choice_on_cuda() {
+        let caps = Caps::cuda_h100_model();
+        let r32 = |keys| AttentionVariant::Mma {
+            warps: 4,
+            keys,
+            rows: 32,
+        };
+        let plane = AttentionVariant::Simt(ReducePath::Plane);
+        for ((b, h, s, d, causal, dtype), want) in [
+            ((4, 32, 4096, 128, false, DType::F16), r32(32)),
+            ((4, 32, 4096, 128, true, DType::BF16), r32(32)),
+            ((4, 32, 4096, 64, false, DType::F16), r32(64)),
+            ((4, 32, 4096, 64, true, DType::F16), r32(32)),
+            ((4, 32, 4096, 80, false, DType::F16), AttentionVariant::MMA),
+            ((4, 32, 64, 128, false, DType::F16), AttentionVariant::MMA),
+            ((1, 8, 1024, 128, false, DType::F16), AttentionVariant::MMA),
+            ((4, 32, 4096, 64, false, DType::F32), plane),
+        ] {
+            let q = dense(&[b, h, s, d], dtype);
+            let mut opts = AttentionOptions::default();
+            if causal {
+                opts = opts.causal();
+            }
+            let spec = AttentionSpec::new(&layouts(&q, &q, &q), opts).unwrap();
+            assert_eq!(
+                AttentionVariant::select(&caps, &spec),
+                want,
+                "B{b} H{h} S{s} D{d} causal {causal} {dtype}"
+            );
+        }
+    }
+
     #[test]
     fn validates_shapes() {
         let q = dense(&[2, 8, 5, 64], DType::F16);

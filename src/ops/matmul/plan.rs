@@ -996,6 +996,50 @@ mod tests {
         assert_eq!(all(w), (4, 1, 1, 4, 2, 4));
     }
 
+    /// The few-column automatic choice on a CUDA device (plane sums, 132 SMs), the device it
+    /// was timed on: `narrow_plane` for one column, ragged f32 rows and halves too small for
+    /// 64 × 128 blocks to fill the SMs; `narrow` for aligned f32 up to 8 columns; tile kernels
+    /// for a transposed A (its depths are not side by side), past 8 columns and for halves
+    /// whose blocks fill the device.
+    #[test]
+    fn few_columns_on_cuda() {
+        let caps = Caps::cuda_h100_model();
+        let choice = |dtype, m: usize, n: usize, k: usize, trans_a: bool| {
+            let mut a = dense(&[m, k], dtype);
+            if trans_a {
+                (a.shape, a.strides) = (vec![m, k], vec![1, m]);
+            }
+            let s = MatmulSpec::new(
+                &a,
+                &dense(&[k, n], dtype),
+                None,
+                &dense(&[m, n], dtype),
+                [0; 3],
+            )
+            .unwrap();
+            auto(&caps, &s, &Widths::of(&s))
+        };
+        use MatmulVariant::{Narrow, NarrowPlane};
+        for (dtype, m, n, k, trans_a, want) in [
+            (DType::F32, 4096, 1, 4096, false, Some(NarrowPlane)),
+            (DType::F32, 4095, 1, 4093, false, Some(NarrowPlane)),
+            (DType::F32, 4096, 8, 4096, false, Some(Narrow)),
+            (DType::F32, 16384, 8, 4096, false, Some(Narrow)),
+            (DType::F32, 4095, 7, 4093, false, Some(NarrowPlane)),
+            (DType::F32, 4096, 8, 4096, true, None),
+            (DType::F32, 4096, 16, 4096, false, None),
+            (DType::F16, 4096, 1, 4096, false, Some(NarrowPlane)),
+            (DType::BF16, 4096, 8, 4096, false, Some(NarrowPlane)),
+            (DType::F16, 4095, 7, 4093, false, Some(NarrowPlane)),
+            (DType::F16, 16384, 8, 4096, false, None),
+            (DType::F16, 64, 8, 4096, false, None),
+        ] {
+            let got = choice(dtype, m, n, k, trans_a);
+            let narrow = matches!(got, Narrow | NarrowPlane).then_some(got);
+            assert_eq!(narrow, want, "{dtype} {m}x{n}x{k} trans_a {trans_a}: {got}");
+        }
+    }
+
     /// The `cp.async` shapes pad exactly the operands whose rows are not 16-byte vectors, to a
     /// pitch of whole vectors, one copy for a broadcast batch, and the padded widths then allow
     /// 16-byte rows; register-loaded kernels pad nothing, except the SIMT kernel's scalar-row

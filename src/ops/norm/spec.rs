@@ -275,6 +275,37 @@ mod tests {
         }
     }
 
+    /// The automatic row group on a CUDA device (1024 units per cube): about 4 vectors per
+    /// unit, except bf16 rows that would take 512 units, which take 1024 (registers, see
+    /// `NormVariant::select`); every group caches the whole row.
+    #[test]
+    fn row_groups_on_cuda() {
+        let caps = Caps::cuda_h100_model();
+        for (dtype, rows, len, want, cached) in [
+            (DType::F32, 16384, 4096, 256, 4),
+            (DType::F16, 16384, 4096, 128, 4),
+            (DType::BF16, 16384, 4096, 128, 4),
+            (DType::F32, 4096, 16384, 1024, 4),
+            (DType::F16, 4096, 16384, 512, 4),
+            (DType::BF16, 4096, 16384, 1024, 2),
+            (DType::BF16, 64, 32768, 1024, 4),
+        ] {
+            let x = dense(&[rows, len], dtype);
+            let spec = NormSpec::new(&layouts(&x, &x), NormKind::Rms, 1e-5).unwrap();
+            let NormVariant::Rows(group) = NormVariant::select(&caps, &spec) else {
+                panic!("{dtype} {rows}x{len}: not a row group");
+            };
+            let plan = NormVariant::Rows(group)
+                .plan(&caps, &spec, "rms_norm")
+                .unwrap();
+            assert_eq!(
+                (group.group, plan.cfg.cached),
+                (want, cached),
+                "{dtype} {rows}x{len}"
+            );
+        }
+    }
+
     #[test]
     fn validates_rows_and_parameters() {
         let x = dense(&[3, 8], DType::F32);
