@@ -72,8 +72,8 @@ pub use ops::histogram::{
     histogram_with,
 };
 pub use ops::matmul::{
-    MatmulPlan, MatmulVariant, SimtShape, TcShape, matmul, matmul_fused_into, matmul_into,
-    matmul_plan, matmul_variant, matmul_with,
+    MatmulPlan, MatmulVariant, NarrowMmaShape, SimtShape, TcShape, matmul, matmul_fused_into,
+    matmul_into, matmul_plan, matmul_variant, matmul_with,
 };
 pub use ops::norm::{
     NormKind, NormVariant, add_rms_norm, add_rms_norm_into, add_rms_norm_with, layer_norm,

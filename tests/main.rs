@@ -417,6 +417,12 @@ macro_rules! backend_suite {
             }
 
             #[rstest]
+            fn matmul_narrow_mma(#[values($(DType::$dt),*)] dtype: DType) {
+                let Some(c) = client("matmul_narrow_mma") else { return };
+                crate::suite::matmul::matmul_narrow_mma(&c, dtype);
+            }
+
+            #[rstest]
             fn matmul_tc_split(#[values($(DType::$dt),*)] dtype: DType) {
                 let Some(c) = client("matmul_tc_split") else { return };
                 crate::suite::matmul::matmul_tc_split(&c, dtype);

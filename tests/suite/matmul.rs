@@ -407,25 +407,164 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     // vectors, for halves where 64 × 128 blocks under-fill the device (not at 20000 rows);
     // else f32 (and one column of halves) `narrow` where A's rows are 16-byte vectors (not
     // where A is transposed or its rows are ragged); the tile kernels otherwise.
+    // Halves on manual MMA take `narrow_mma` instead up to 16 columns where A's rows are
+    // 16-byte vectors (`matmul_narrow_mma`).
     let f32 = dtype == DType::F32;
     let np = plane.then_some("narrow_plane ");
+    let mma = MatmulVariant::NARROW_MMA.runs_on(&caps, dtype);
+    let tc = |other: Option<&'static str>| if mma { Some("narrow_mma ") } else { other };
     for (m, n, k, trans_a, want) in [
-        (1000, 1, 320, false, np.or(Some("narrow "))),
+        (1000, 1, 320, false, tc(np.or(Some("narrow ")))),
         (1000, 1, 301, false, np),
-        (1000, 8, 320, false, if f32 { Some("narrow ") } else { np }),
-        (20000, 8, 320, false, f32.then_some("narrow ")),
+        (
+            1000,
+            8,
+            320,
+            false,
+            tc(if f32 { Some("narrow ") } else { np }),
+        ),
+        (20000, 8, 320, false, tc(f32.then_some("narrow "))),
         (1000, 8, 301, false, np),
         (1000, 8, 320, true, None),
         (1000, 1, 320, true, None),
-        (1000, 16, 320, false, None),
+        (1000, 16, 320, false, tc(None)),
         (1000, 17, 320, false, None),
         (64, 8, 320, false, None),
     ] {
         let plan = auto_plan_text(client, dtype, problem(0, m, n, k, trans_a, false));
-        let got = ["narrow_plane ", "narrow "]
+        let got = ["narrow_plane ", "narrow_mma ", "narrow "]
             .into_iter()
             .find(|name| plan.starts_with(name));
         assert_eq!(got, want, "{dtype} {m}x{n}x{k} trans_a {trans_a}: {plan}");
+    }
+}
+
+/// The few-column tensor-core kernel (`narrow_mma`, forced): 1, 3, 5, 6, 8, 13 and 16 columns
+/// (one or two n tiles, column groups of partial width) and 24 (two column groups), cubes of 16
+/// and 32 rows (the plan names them), depths that split over the grid and ones that do not (the
+/// plan names the chunks), planes whose depth slices end inside a 32-deep step, a ragged depth
+/// and a transposed A (both padded into 16-byte rows), a transposed B, B broadcast and batched,
+/// ragged rows, the fused epilogue; each against f64 into a poisoned output. The automatic
+/// choice (see `matmul_narrow`) takes it for halves on manual MMA. A device without manual MMA
+/// refuses it.
+pub fn matmul_narrow_mma<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
+    let caps = cubeport::caps_of(client);
+    let refused = |v: MatmulVariant| {
+        with_dtype!(dtype, E => {
+            let a = DeviceTensor::<E>::empty(client, &[128, 64]).unwrap();
+            let b = DeviceTensor::<E>::empty(client, &[64, 8]).unwrap();
+            let mut c = DeviceTensor::<E>::empty(client, &[128, 8]).unwrap();
+            let act = Activation::Identity;
+            let r = cubeport::matmul_with(client, a.as_ref(), b.as_ref(), None, act, c.as_mut(), v);
+            assert!(matches!(r, Err(Error::Unsupported { .. })), "{v} {dtype}: {r:?}");
+        })
+    };
+    // A shape outside the kernel's range is refused on every device.
+    refused("narrow_mma_r24_w4_s2".parse().unwrap());
+    let v = MatmulVariant::NARROW_MMA;
+    if !v.runs_on(&caps, dtype) {
+        refused(v);
+        return;
+    }
+    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    };
+    let batched_b = |batch_a, m, n, k| Problem {
+        batch_b: 3,
+        ..problem(batch_a, m, n, k, false, false)
+    };
+    // (problem, fused, plan fragments it must name, whether the depth splits)
+    for (p, fused, names, split) in [
+        (
+            problem(0, 4096, 8, 4096, false, false),
+            true,
+            &["a8 b8 rows 16 cols 8 planes 8"][..],
+            Some(false),
+        ),
+        (
+            problem(0, 8192, 16, 256, false, false),
+            false,
+            &["rows 32 cols 16"][..],
+            Some(false),
+        ),
+        (
+            problem(0, 100, 1, 3000, false, false),
+            false,
+            &["a8 b1 rows 16 cols 8"][..],
+            Some(true),
+        ),
+        (
+            problem(0, 513, 16, 1000, false, false),
+            true,
+            &["cols 16"][..],
+            None,
+        ),
+        (
+            problem(0, 257, 13, 904, true, false),
+            true,
+            &["pad a", "cols 16"][..],
+            None,
+        ),
+        (
+            problem(0, 200, 3, 1001, false, true),
+            false,
+            &["pad a"][..],
+            None,
+        ),
+        (problem(3, 96, 5, 904, false, false), true, &[][..], None),
+        (batched_b(0, 100, 6, 1200), false, &[][..], None),
+        (batched_b(3, 40, 8, 800), true, &[][..], None),
+        (
+            problem(0, 70, 24, 600, false, false),
+            false,
+            &["cols 16"][..],
+            None,
+        ),
+    ] {
+        variants_match(client, dtype, p, fused, &[Some(v)]);
+        let plan = plan_text(client, dtype, p, v);
+        assert!(
+            plan.starts_with("narrow_mma (narrow_mma "),
+            "{dtype} {p:?}: {plan}"
+        );
+        for name in names {
+            assert!(plan.contains(name), "{dtype} {p:?}: {name} in {plan}");
+        }
+        if let Some(split) = split {
+            assert_eq!(
+                plan.contains("chunks + fixup"),
+                split,
+                "{dtype} {p:?}: {plan}"
+            );
+        }
+    }
+    // Forced shapes: 32-row cubes of 3 planes loading one step ahead; 16-row cubes of 16
+    // planes loading four.
+    for (id, p, name) in [
+        (
+            "narrow_mma_r32_w3_s1",
+            problem(0, 300, 8, 2000, false, false),
+            "rows 32 cols 8 planes 3 steps 1",
+        ),
+        (
+            "narrow_mma_r16_w16_s4",
+            problem(0, 130, 11, 3000, false, false),
+            "rows 16 cols 16 planes 16 steps 4",
+        ),
+    ] {
+        let v: MatmulVariant = id.parse().unwrap();
+        variants_match(client, dtype, p, true, &[Some(v)]);
+        let plan = plan_text(client, dtype, p, v);
+        assert!(
+            plan.starts_with(&format!("{id} (narrow_mma ")) && plan.contains(name),
+            "{plan}"
+        );
     }
 }
 

@@ -300,7 +300,8 @@ pub fn norm_props<R: Runtime>(client: &ComputeClient<R>) {
 pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
     use crate::suite::matmul::{Problem, variants_match};
     use cubeport::{DType, MatmulVariant};
-    let f16 = cubeport::caps_of(client).f16;
+    let caps = cubeport::caps_of(client);
+    let f16 = caps.f16;
     let strategy = (
         1usize..40,
         1usize..40,
@@ -334,6 +335,10 @@ pub fn matmul_props<R: Runtime>(client: &ComputeClient<R>) {
                 };
                 let dtype = if half && f16 { DType::F16 } else { DType::F32 };
                 variants_match(client, dtype, p, fused, &variants);
+                // The tensor-core few-column kernel where the device runs it (halves, manual MMA).
+                if MatmulVariant::NARROW_MMA.runs_on(&caps, dtype) {
+                    variants_match(client, dtype, p, fused, &[Some(MatmulVariant::NARROW_MMA)]);
+                }
                 Ok(())
             },
         )

@@ -156,6 +156,7 @@ pub fn matmul_cases_for<'c, R: Runtime, E: cubeport::Element>(
                         | MatmulVariant::Narrow
                         | MatmulVariant::NarrowStaged
                         | MatmulVariant::NarrowPlane
+                        | MatmulVariant::NarrowMma(_)
                 );
             if v.runs_on(&caps, dtype) && !small_only && !tc_only && v != auto {
                 runs.push((v.to_string(), Some(v), false));

@@ -12,6 +12,7 @@
 //! | [`matmul_tc_mma_kernel()`] | as the tiled tensor-core kernel, fragments placed by hand | the `cp.async` pipeline; `ldmatrix` + `mma.sync.m16n8k16`, f32 accumulators and the epilogue in registers |
 //! | [`matmul_skinny_kernel()`] + [`matmul_skinny_fixup_kernel()`] | few rows (decode): a cube per `tm` rows × `ux·NB` columns × depth chunk, `uk` depth slices per cube | B streamed once as vectors along its rows, A broadcast from L1; slices summed in shared memory, depth chunks (split-K) in an f32 workspace summed in order by the fixup pass |
 //! | [`matmul_narrow_kernel()`] + [`matmul_skinny_fixup_kernel()`] | few columns: a unit per row of A × all `nc` columns of its group, the depth split over the grid | A streamed once as 16-byte vectors along its rows (several in flight per unit), B read at one address per plane (broadcast); no reduction across units |
+//! | [`matmul_narrow_mma_kernel()`] + [`matmul_skinny_fixup_kernel()`] | few columns on tensor cores (f16/bf16): a cube per 16–32 rows × 8 columns, its planes splitting the depth, the depth also split over the grid where that fills the device | A streamed once as 16-byte vectors straight into m16n8k16 fragments (depths permuted within a fragment to match), B staged per plane and read back by a transposing `ldmatrix`; plane sums added in shared memory in plane order |
 //! | [`matmul_pad_kernel()`] | one unit per output vector (grid-stride) | copies a ragged operand into a dense buffer whose row pitch is a 16-byte multiple, the row tails zero-filled, so the `cp.async` kernels run it |
 //! | [`matmul_cmma_kernel()`] | a cube of planes, each plane a 32 × 32 tile of 2 × 2 16×16 fragments | shared tiles, tensor cores through cubecl's `cmma` (WMMA on CUDA) |
 //!
@@ -30,6 +31,7 @@ mod cmma;
 mod common;
 mod naive;
 mod narrow;
+mod narrow_mma;
 mod pad;
 mod simt;
 mod simt_async;
@@ -44,6 +46,7 @@ pub use naive::matmul_naive_kernel;
 pub use narrow::{
     NarrowConfig, NarrowPlaneConfig, matmul_narrow_kernel, matmul_narrow_plane_kernel,
 };
+pub use narrow_mma::{NarrowMmaConfig, matmul_narrow_mma_kernel};
 pub use pad::matmul_pad_kernel;
 pub use simt::{SimtConfig, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel};
 pub use simt_async::matmul_simt_async_kernel;

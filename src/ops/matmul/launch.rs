@@ -13,8 +13,8 @@ use cubecl::server::Handle;
 use cubeport_kernels::activation::{Activation, GeluErf, GeluTanh, Identity, ReluScale};
 use cubeport_kernels::matmul::{
     SimtConfig, matmul_blocked_kernel, matmul_cmma_kernel, matmul_naive_kernel,
-    matmul_narrow_kernel, matmul_narrow_plane_kernel, matmul_pad_kernel, matmul_simt_async_kernel,
-    matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel,
+    matmul_narrow_kernel, matmul_narrow_mma_kernel, matmul_narrow_plane_kernel, matmul_pad_kernel,
+    matmul_simt_async_kernel, matmul_simt_fixup_kernel, matmul_simt_kernel, matmul_simt_sk_kernel,
     matmul_skinny_fixup_kernel, matmul_skinny_kernel, matmul_tc_async_kernel, matmul_tc_kernel,
     matmul_tc_mma_kernel,
 };
@@ -267,6 +267,13 @@ fn product<R: Runtime, E: Element, A: Activation>(
                 chunks,
                 chunk_k,
             } => launch_split!(matmul_narrow_plane_kernel, [na, nb], cfg, chunks, chunk_k),
+            Kernel::NarrowMma {
+                cfg,
+                na,
+                nb,
+                chunks,
+                chunk_k,
+            } => launch_split!(matmul_narrow_mma_kernel, [na, nb], cfg, chunks, chunk_k),
             Kernel::SimtAsync { cfg, nv, nc } => {
                 launch!(matmul_simt_async_kernel::<E, A, R>(count, [nv, nc], cfg))
             }

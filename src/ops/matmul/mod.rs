@@ -8,6 +8,7 @@
 //! | `narrow` | few columns: a unit per row of A holding up to 16 outputs (more columns: one group of 16 per cube row, each reading A again), A streamed once as 16-byte vectors with four in flight per unit, B read at one address per plane (vectors along its rows where the layout allows), the depth split over the grid until the cubes fill the device, f32 partial sums added in order by the skinny kernel's second pass | — | more than 64 rows and up to 8 columns where A's rows are 16-byte vectors and `narrow_plane` is not chosen: f32, and halves of one column |
 //! | `narrow_staged` | as `narrow`, A through shared tiles: the cube loads its rows' next 128 bytes each with whole lines per instruction, then each unit reads its row (conflict-free, rows padded by one vector) | — | not yet, as `narrow` |
 //! | `narrow_plane` | few columns, A across the lanes of a plane: each plane (or group of 8 units without plane ops) owns 4 rows of A and its lanes split their depths, so each load instruction reads whole lines of one row, two 16-byte vectors per row in flight; each B row a lane loads serves the 4 rows (up to 16 columns per group); every output summed across the lanes (plane sums, or a padded shared-memory transpose); the depth split as `narrow` | — | more than 64 rows and up to 8 columns where the device has plane sums and A is row-major: one column, f32 where A's rows are not 16-byte vectors, halves where 64 × 128 blocks under-fill the device |
+//! | `narrow_mma[_r<rows>_w<planes>_s<steps>]` ([`NarrowMmaShape`]) | few columns on tensor cores: a cube per 16 or 32 rows of A × up to 16 columns, each plane a slice of the depth; lanes load A's rows as 16-byte vectors straight into m16n8k16 A fragments (depths permuted within a fragment), B's rows staged per plane and read back by a transposing `ldmatrix` with the same permutation; the planes' sums added in shared memory in plane order, the depth split over the grid as well where the planes under-fill the device | f16/bf16, manual MMA; a ragged or transposed A is copied into 16-byte rows first | more than 64 rows and up to 16 columns of halves where A's rows are 16-byte vectors |
 //! | `blocked64` | 64 × 64 blocks, 4 × 4 register tiles, 16-deep shared tiles | — | where `simt64x64x16_4x4_s2` does not fit the device |
 //! | `blocked128` | 128 × 128 blocks, 8 × 8 register tiles (split 4 + 4 for conflict-free reads), 8-deep tiles, each 32 units covering 8 × 4 tiles | — | where `simt128x128x16_8x16_s1` does not fit the device |
 //! | `blocked128_db` | the same, double-buffered (tile `t + 1` fetched into registers while tile `t` is multiplied, one barrier per tile) | — | never (more registers than `blocked128` for no gain) |
@@ -44,7 +45,7 @@ mod variant;
 pub use plan::MatmulPlan;
 pub use simt_shape::SimtShape;
 pub use tc_shape::TcShape;
-pub use variant::MatmulVariant;
+pub use variant::{MatmulVariant, NarrowMmaShape};
 
 #[cfg(feature = "testing")]
 pub(crate) use launch::last_plan;

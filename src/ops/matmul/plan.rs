@@ -4,11 +4,12 @@
 
 use super::spec::MatmulSpec;
 use super::stream_k::StreamK;
-use super::{MatmulVariant, SimtShape, TcShape};
+use super::{MatmulVariant, NarrowMmaShape, SimtShape, TcShape};
 use crate::ops::{expect_dtype_supported, unsupported};
 use crate::{Caps, DType, Error};
 use cubeport_kernels::matmul::{
-    BlockConfig, CmmaConfig, NarrowConfig, NarrowPlaneConfig, SimtConfig, SkinnyConfig, TcConfig,
+    BlockConfig, CmmaConfig, NarrowConfig, NarrowMmaConfig, NarrowPlaneConfig, SimtConfig,
+    SkinnyConfig, TcConfig,
 };
 use std::fmt;
 
@@ -149,6 +150,10 @@ fn pads(variant: MatmulVariant, spec: &MatmulSpec, w: &Widths) -> [Option<Pad>; 
     let pad_b = || Pad::new(spec.b_strides[0], spec.batch, spec.k, spec.n, w.v16);
     if copies_async(variant) {
         [(w.a16 != w.v16).then(pad_a), (w.b16 != w.v16).then(pad_b)]
+    } else if matches!(variant, MatmulVariant::NarrowMma(_)) {
+        // Its lanes load A's rows as 16-byte vectors straight into fragments; B, the small
+        // operand, is read at any width.
+        [(w.a16 != w.v16).then(pad_a), None]
     } else if matches!(variant, MatmulVariant::Simt(_)) && w.b4 != 4 && spec.m >= SIMT_PAD_MIN_M {
         [None, Some(pad_b())]
     } else {
@@ -204,6 +209,16 @@ pub(crate) enum Kernel {
     /// them.
     NarrowPlane {
         cfg: NarrowPlaneConfig,
+        na: usize,
+        nb: usize,
+        chunks: usize,
+        chunk_k: usize,
+    },
+    /// `matmul_narrow_mma_kernel`, A loaded `na` (8) and B `nb` wide, the depth in `chunks`
+    /// chunks of `chunk_k` rows; with more than one chunk, `matmul_skinny_fixup_kernel` sums
+    /// them.
+    NarrowMma {
+        cfg: NarrowMmaConfig,
         na: usize,
         nb: usize,
         chunks: usize,
@@ -299,6 +314,23 @@ impl fmt::Display for Kernel {
                 )?;
                 write_split(f, chunks)
             }
+            Kernel::NarrowMma {
+                cfg,
+                na,
+                nb,
+                chunks,
+                ..
+            } => {
+                write!(
+                    f,
+                    "narrow_mma a{na} b{nb} rows {} cols {} planes {} steps {}",
+                    16 * cfg.m_tiles,
+                    8 * cfg.n_tiles,
+                    cfg.warps,
+                    cfg.steps
+                )?;
+                write_split(f, chunks)
+            }
             Kernel::Tc { na, nb, nc, .. } => write!(f, "tc a{na} b{nb} c{nc}"),
             Kernel::TcAsync { nv, nc, .. } => write!(f, "tc_async a{nv} b{nv} c{nc}"),
             Kernel::TcMma { nv, nc, chunks, .. } => {
@@ -385,6 +417,7 @@ impl MatmulVariant {
             MatmulVariant::Narrow => narrow(caps, spec, &widths, false).1,
             MatmulVariant::NarrowStaged => narrow(caps, spec, &widths, true).1,
             MatmulVariant::NarrowPlane => narrow_plane(caps, spec, &widths).1,
+            MatmulVariant::NarrowMma(s) => narrow_mma(caps, spec, &widths, s).1,
             MatmulVariant::Tc(s) if s.split > 0 => {
                 let (bm, bn) = (s.bm(), s.bn());
                 let chunks = tc_split(caps, spec, s).0;
@@ -433,6 +466,8 @@ impl MatmulVariant {
             // Nor is `narrow_plane`'s (see `narrow_plane`): 4 groups of its rows where the
             // groups are planes of 32.
             MatmulVariant::NarrowPlane => (NARROW_PLANE_ROWS * 4, NARROW_MAX_N),
+            // Nor is `narrow_mma`'s (see `narrow_mma`): its smaller row tile.
+            MatmulVariant::NarrowMma(_) => (16, NARROW_MMA_MAX_N),
             MatmulVariant::Blocked64 | MatmulVariant::Cmma => (64, 64),
             MatmulVariant::Blocked128 { .. } => (128, 128),
             MatmulVariant::Simt(s) => (s.bm as usize, s.bn as usize),
@@ -473,6 +508,10 @@ impl MatmulVariant {
             }
             MatmulVariant::NarrowPlane => {
                 let (kernel, _, dim) = narrow_plane(caps, spec, w);
+                (kernel, dim)
+            }
+            MatmulVariant::NarrowMma(s) => {
+                let (kernel, _, dim) = narrow_mma(caps, spec, w, s);
                 (kernel, dim)
             }
             MatmulVariant::Tiled16 => blocked(16, 16, 1, 1, false),
@@ -765,6 +804,79 @@ fn narrow_plane(caps: &Caps, spec: &MatmulSpec, w: &Widths) -> (Kernel, [usize; 
     (kernel, [row_cubes, col_groups * chunks, spec.batch], dim)
 }
 
+/// Columns per `narrow_mma` column group (two m16n8 tiles: every A fragment feeds both).
+const NARROW_MMA_MAX_N: usize = 16;
+
+/// Planes the `narrow_mma` grid aims at per SM: with two steps of 16-byte loads in flight per
+/// lane, enough bytes in flight to cover DRAM latency.
+const NARROW_MMA_PLANES_PER_SM: usize = 16;
+
+/// The `narrow_mma` kernel for `spec` in `shape` (its zero fields chosen here), its grid
+/// `(⌈m / rows⌉, column groups · chunks, batch)` and its cube `(32 · planes, 1)`: column groups
+/// of up to `NARROW_MMA_MAX_N` columns; 32 rows per cube where that still gives every SM a
+/// cube, else 16; planes per cube (each a slice of the depth, at least two 32-deep steps) until
+/// the grid holds `NARROW_MMA_PLANES_PER_SM` planes per SM, at most 8; two steps loaded ahead;
+/// the depth split over the grid as well where the planes still reach under half of that
+/// (chunks of whole 32-deep steps, at least two per plane, the partial sums' traffic within an
+/// eighth of A's bytes).
+fn narrow_mma(
+    caps: &Caps,
+    spec: &MatmulSpec,
+    w: &Widths,
+    shape: NarrowMmaShape,
+) -> (Kernel, [usize; 3], [u32; 2]) {
+    let sms = caps
+        .num_sms
+        .map_or(crate::ops::group::UNKNOWN_SMS, |s| s as usize);
+    let n_tiles = spec.n.min(NARROW_MMA_MAX_N).div_ceil(8);
+    let col_groups = spec.n.div_ceil(8 * n_tiles);
+    let per_row_tile = col_groups * spec.batch;
+    let m_tiles = match shape.rows {
+        0 if spec.m.div_ceil(32) * per_row_tile >= sms => 2,
+        0 => 1,
+        rows => rows as usize / 16,
+    };
+    let row_cubes = spec.m.div_ceil(16 * m_tiles);
+    let cubes = row_cubes * per_row_tile;
+    let want = NARROW_MMA_PLANES_PER_SM * sms;
+    let warps = match shape.warps {
+        0 => want.div_ceil(cubes).min(8).min(spec.k.div_ceil(64)).max(1),
+        w => w as usize,
+    };
+    let mut chunks = 1;
+    if 2 * cubes * warps < want {
+        let by_depth = spec.k / (64 * warps);
+        let by_traffic = spec.k * spec.dtype.size() / (64 * 8 * n_tiles);
+        chunks = want
+            .div_ceil(cubes * warps)
+            .min(by_depth)
+            .min(by_traffic)
+            .max(1);
+    }
+    let chunk_k = spec.k.div_ceil(chunks).next_multiple_of(32);
+    let chunks = spec.k.div_ceil(chunk_k);
+    let cfg = NarrowMmaConfig {
+        m_tiles,
+        n_tiles,
+        warps,
+        steps: match shape.steps {
+            0 => 2,
+            s => s as usize,
+        },
+        direct: chunks == 1,
+        bias: spec.bias,
+    };
+    let kernel = Kernel::NarrowMma {
+        cfg,
+        na: w.a16,
+        nb: b_width(caps, w, Some(8)),
+        chunks,
+        chunk_k,
+    };
+    let dim = [32 * warps as u32, 1];
+    (kernel, [row_cubes, col_groups * chunks, spec.batch], dim)
+}
+
 /// The width A's rows are read at by the narrow kernels: 16-byte vectors where A's layout and
 /// the device allow them, else scalars.
 fn a_width(caps: &Caps, w: &Widths) -> usize {
@@ -817,6 +929,9 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   where 64 × 64 tiles under-fill the device; there, past `SKINNY_MAX_M` rows, from a depth
 ///   of `STREAM_K_MIN_K` and where the device reports its SM count, SIMT blocks of 32 or 64
 ///   rows with a stream-K tail of two cubes per SM instead.
+/// - **Few columns on tensor cores** (more than `SKINNY_MAX_M_SIMT` rows, at most
+///   `NARROW_MMA_MAX_N` columns, f16/bf16 with manual MMA, A's rows 16-byte vectors):
+///   `narrow_mma`.
 /// - **Few columns** (more than `SKINNY_MAX_M_SIMT` rows, at most `NARROW_AUTO_MAX_N`
 ///   columns), where the device has plane sums and A's depths are contiguous: `narrow_plane`
 ///   for one column, for f32 where A's rows are not 16-byte vectors, and for halves where
@@ -848,6 +963,15 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     // up to that many where 64 × 128 tensor-core blocks under-fill the device (past that the
     // tile kernel streamed A faster); `narrow` for f32 up to that many where A's rows are
     // 16-byte vectors. More columns were faster in the tile kernels.
+    // Few columns of halves on manual MMA, A's rows 16-byte vectors as they lie: `narrow_mma`
+    // up to its column group (A streamed once straight into fragments).
+    if spec.m > SKINNY_MAX_M_SIMT
+        && spec.n <= NARROW_MMA_MAX_N
+        && widths.a16 == widths.v16
+        && MatmulVariant::NARROW_MMA.runs_on(caps, dtype)
+    {
+        return MatmulVariant::NARROW_MMA;
+    }
     if spec.m > SKINNY_MAX_M_SIMT && spec.n <= NARROW_AUTO_MAX_N {
         let plane_sums =
             caps.plane.ops && caps.plane.fixed_width().is_some() && spec.a_strides[2] == 1;
@@ -996,11 +1120,11 @@ mod tests {
         assert_eq!(all(w), (4, 1, 1, 4, 2, 4));
     }
 
-    /// The few-column automatic choice on a CUDA device (plane sums, 132 SMs), the device it
-    /// was timed on: `narrow_plane` for one column, ragged f32 rows and halves too small for
-    /// 64 × 128 blocks to fill the SMs; `narrow` for aligned f32 up to 8 columns; tile kernels
-    /// for a transposed A (its depths are not side by side), past 8 columns and for halves
-    /// whose blocks fill the device.
+    /// The few-column automatic choice on a CUDA device (plane sums, manual MMA, 132 SMs), the
+    /// device it was timed on: `narrow_mma` for halves up to 16 columns whose A rows are
+    /// 16-byte vectors; `narrow_plane` for one column of f32 and for ragged rows; `narrow` for
+    /// aligned f32 up to 8 columns; tile kernels for a transposed A (its depths are not side by
+    /// side) and past those column counts.
     #[test]
     fn few_columns_on_cuda() {
         let caps = Caps::cuda_h100_model();
@@ -1020,6 +1144,7 @@ mod tests {
             auto(&caps, &s, &Widths::of(&s))
         };
         use MatmulVariant::{Narrow, NarrowPlane};
+        const NARROW_MMA: MatmulVariant = MatmulVariant::NARROW_MMA;
         for (dtype, m, n, k, trans_a, want) in [
             (DType::F32, 4096, 1, 4096, false, Some(NarrowPlane)),
             (DType::F32, 4095, 1, 4093, false, Some(NarrowPlane)),
@@ -1028,14 +1153,18 @@ mod tests {
             (DType::F32, 4095, 7, 4093, false, Some(NarrowPlane)),
             (DType::F32, 4096, 8, 4096, true, None),
             (DType::F32, 4096, 16, 4096, false, None),
-            (DType::F16, 4096, 1, 4096, false, Some(NarrowPlane)),
-            (DType::BF16, 4096, 8, 4096, false, Some(NarrowPlane)),
+            (DType::F16, 4096, 1, 4096, false, Some(NARROW_MMA)),
+            (DType::BF16, 4096, 8, 4096, false, Some(NARROW_MMA)),
+            (DType::F16, 16384, 8, 4096, false, Some(NARROW_MMA)),
+            (DType::BF16, 4096, 16, 4096, false, Some(NARROW_MMA)),
             (DType::F16, 4095, 7, 4093, false, Some(NarrowPlane)),
-            (DType::F16, 16384, 8, 4096, false, None),
+            (DType::F16, 4096, 8, 4096, true, None),
+            (DType::F16, 4096, 17, 4096, false, None),
             (DType::F16, 64, 8, 4096, false, None),
         ] {
             let got = choice(dtype, m, n, k, trans_a);
-            let narrow = matches!(got, Narrow | NarrowPlane).then_some(got);
+            let narrow =
+                matches!(got, Narrow | NarrowPlane | MatmulVariant::NarrowMma(_)).then_some(got);
             assert_eq!(narrow, want, "{dtype} {m}x{n}x{k} trans_a {trans_a}: {got}");
         }
     }

@@ -33,6 +33,13 @@ pub enum MatmulVariant {
     /// the lanes (plane ops, or shared memory where the device has none). Forced only until it
     /// is timed.
     NarrowPlane,
+    /// Few columns on tensor cores (f16/bf16 with manual MMA, up to 16 columns per column
+    /// group): each cube's 16 or 32 rows of A stream straight from global memory into m16n8k16
+    /// fragments, its planes splitting the depth (summed in shared memory), the depth also split
+    /// over the grid where that fills the device. A is read once; a ragged or transposed A is
+    /// first copied into 16-byte rows. [`NarrowMmaShape::AUTO`] sizes the cubes from the
+    /// problem and the device; a given shape fixes them (for timing).
+    NarrowMma(NarrowMmaShape),
     /// 64 × 64 blocks, 4 × 4 per unit.
     Blocked64,
     /// 128 × 128 blocks, 8 × 8 per unit; `double_buffer` fetches the next tile during the math.
@@ -58,6 +65,7 @@ impl fmt::Display for MatmulVariant {
             MatmulVariant::Narrow => "narrow",
             MatmulVariant::NarrowStaged => "narrow_staged",
             MatmulVariant::NarrowPlane => "narrow_plane",
+            MatmulVariant::NarrowMma(shape) => return shape.fmt(f),
             MatmulVariant::Blocked64 => "blocked64",
             MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -75,9 +83,9 @@ impl fmt::Display for MatmulVariant {
 impl std::str::FromStr for MatmulVariant {
     type Err = String;
 
-    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `narrow`, `narrow_staged`, `blocked64`, `blocked128`,
-    /// `blocked128_db`, `cmma`, a [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`]
-    /// (`tc128x128x32_w2x4`).
+    /// Parses a variant id as printed: `naive`, `tiled16`, `skinny`, `narrow`, `narrow_staged`,
+    /// `narrow_plane`, `narrow_mma`, `blocked64`, `blocked128`, `blocked128_db`, `cmma`, a
+    /// [`SimtShape`] (`simt128x128x8_8x8_s2`) or a [`TcShape`] (`tc128x128x32_w2x4`).
     fn from_str(s: &str) -> Result<Self, String> {
         Ok(match s {
             "naive" => MatmulVariant::Naive,
@@ -86,6 +94,7 @@ impl std::str::FromStr for MatmulVariant {
             "narrow" => MatmulVariant::Narrow,
             "narrow_staged" => MatmulVariant::NarrowStaged,
             "narrow_plane" => MatmulVariant::NarrowPlane,
+            s if s.starts_with("narrow_mma") => MatmulVariant::NarrowMma(s.parse()?),
             "blocked64" => MatmulVariant::Blocked64,
             "blocked128" => MatmulVariant::Blocked128 {
                 double_buffer: false,
@@ -102,14 +111,18 @@ impl std::str::FromStr for MatmulVariant {
 }
 
 impl MatmulVariant {
+    /// [`MatmulVariant::NarrowMma`] with its cubes sized automatically.
+    pub const NARROW_MMA: MatmulVariant = MatmulVariant::NarrowMma(NarrowMmaShape::AUTO);
+
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 33] = [
+    pub const ALL: [MatmulVariant; 34] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
         MatmulVariant::Narrow,
         MatmulVariant::NarrowStaged,
         MatmulVariant::NarrowPlane,
+        MatmulVariant::NARROW_MMA,
         MatmulVariant::Blocked64,
         MatmulVariant::Blocked128 {
             double_buffer: false,
@@ -180,6 +193,17 @@ impl MatmulVariant {
         };
         match self {
             MatmulVariant::Cmma => tensor_cores(true),
+            MatmulVariant::NarrowMma(shape) => {
+                shape.check(caps)?;
+                tensor_cores(true)?;
+                if caps.manual_mma {
+                    Ok(())
+                } else {
+                    Err(format!(
+                        "{self} needs manual MMA (mma.sync m16n8k16, f16/bf16 → f32), which the device lacks"
+                    ))
+                }
+            }
             MatmulVariant::Simt(shape) => shape.check(caps, dtype),
             // `check` holds the TF32 conditions (f32 inputs, TF32 tensor cores).
             MatmulVariant::Tc(shape) => {
@@ -195,5 +219,84 @@ impl MatmulVariant {
             | MatmulVariant::Blocked64
             | MatmulVariant::Blocked128 { .. } => Ok(()),
         }
+    }
+}
+
+/// The cube shape of [`MatmulVariant::NarrowMma`]: rows of A per cube (16 or 32), planes per
+/// cube (each a slice of the depth, 1 to 16) and 32-deep steps each lane loads ahead (1 to 8);
+/// 0 leaves a field to the plan. Id: `narrow_mma` (all automatic) or
+/// `narrow_mma_r<rows>_w<planes>_s<steps>`.
+///
+/// ```
+/// use cubeport::{MatmulVariant, NarrowMmaShape};
+/// let v: MatmulVariant = "narrow_mma_r16_w8_s2".parse().unwrap();
+/// assert_eq!(v, MatmulVariant::NarrowMma(NarrowMmaShape { rows: 16, warps: 8, steps: 2 }));
+/// assert_eq!(MatmulVariant::NARROW_MMA.to_string(), "narrow_mma");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NarrowMmaShape {
+    /// Rows of A per cube: 16 or 32 (0: the plan's choice).
+    pub rows: u8,
+    /// Planes per cube: 1 to 16 (0: the plan's choice).
+    pub warps: u8,
+    /// 32-deep steps loaded ahead per lane: 1 to 8 (0: the plan's choice).
+    pub steps: u8,
+}
+
+impl NarrowMmaShape {
+    /// Every field left to the plan.
+    pub const AUTO: NarrowMmaShape = NarrowMmaShape {
+        rows: 0,
+        warps: 0,
+        steps: 0,
+    };
+
+    /// Why the device cannot run this shape, if it cannot.
+    fn check(&self, caps: &Caps) -> Result<(), String> {
+        let ok = matches!(self.rows, 0 | 16 | 32)
+            && self.warps <= 16
+            && self.steps <= 8
+            && 32 * self.warps as u32 <= caps.max_units_per_cube;
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "{self}: rows 16 or 32, planes 1 to 16 within the device's cube size, steps 1 to 8"
+            ))
+        }
+    }
+}
+
+impl fmt::Display for NarrowMmaShape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if *self == NarrowMmaShape::AUTO {
+            return f.write_str("narrow_mma");
+        }
+        write!(
+            f,
+            "narrow_mma_r{}_w{}_s{}",
+            self.rows, self.warps, self.steps
+        )
+    }
+}
+
+impl std::str::FromStr for NarrowMmaShape {
+    type Err = String;
+
+    /// `narrow_mma` or `narrow_mma_r<rows>_w<planes>_s<steps>`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "narrow_mma" {
+            return Ok(NarrowMmaShape::AUTO);
+        }
+        let bad = || format!("`{s}` is not narrow_mma or narrow_mma_r<rows>_w<planes>_s<steps>");
+        let rest = s.strip_prefix("narrow_mma_r").ok_or_else(bad)?;
+        let (rows, rest) = rest.split_once("_w").ok_or_else(bad)?;
+        let (warps, steps) = rest.split_once("_s").ok_or_else(bad)?;
+        let num = |v: &str| v.parse::<u8>().map_err(|_| bad());
+        Ok(NarrowMmaShape {
+            rows: num(rows)?,
+            warps: num(warps)?,
+            steps: num(steps)?,
+        })
     }
 }
