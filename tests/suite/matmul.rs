@@ -24,6 +24,32 @@ pub struct Problem {
     pub trans_b: bool,
 }
 
+/// A product whose B is one matrix (`batch_b = 0`): broadcast over A's batch, if any.
+fn problem(batch_a: usize, m: usize, n: usize, k: usize, trans_a: bool, trans_b: bool) -> Problem {
+    Problem {
+        batch_a,
+        batch_b: 0,
+        m,
+        n,
+        k,
+        trans_a,
+        trans_b,
+    }
+}
+
+/// Asserts that the device refuses `v` for `dtype` with [`Error::Unsupported`] (the refusal
+/// comes from the variant and the device, before any shape is considered).
+fn assert_refused<R: Runtime>(client: &ComputeClient<R>, dtype: DType, v: MatmulVariant) {
+    with_dtype!(dtype, E => {
+        let a = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
+        let b = DeviceTensor::<E>::empty(client, &[64, 64]).unwrap();
+        let mut c = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
+        let act = Activation::Identity;
+        let r = cubeport::matmul_with(client, a.as_ref(), b.as_ref(), None, act, c.as_mut(), v);
+        assert!(matches!(r, Err(Error::Unsupported { .. })), "{v} {dtype}: {r:?}");
+    });
+}
+
 /// Host data of a logical `[batch, rows, cols]` operand, stored row-major or transposed per
 /// batch (`[batch, cols, rows]`); returns the stored buffer and the view's shape and strides.
 fn store<E: Element>(
@@ -156,15 +182,6 @@ pub fn matmul_stream_k<R: Runtime>(client: &ComputeClient<R>) {
     let caps = cubeport::caps_of(client);
     let sk = |p: u16| Some(MatmulVariant::Simt(SimtShape::S128X256_G8.with_stream_k(p)));
     let device = MatmulVariant::Simt(SimtShape::S128X256_G8_SK);
-    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
-        batch_a,
-        batch_b: 0,
-        m,
-        n,
-        k,
-        trans_a,
-        trans_b,
-    };
     for (p, fused, cubes) in [
         // 5 × 5 blocks of 38 depth tiles: tails of 1 (2 cubes) and 4 blocks (7 cubes); 5 divides.
         (
@@ -271,15 +288,6 @@ fn plan_text_of<R: Runtime>(
 /// choice takes it for up to 16 rows (64 on CUDA cores when 64 × 64 tiles under-fill the
 /// device), and the plan names the split.
 pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
-    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
-        batch_a,
-        batch_b: 0,
-        m,
-        n,
-        k,
-        trans_a,
-        trans_b,
-    };
     let both = [None, Some(MatmulVariant::Skinny)];
     for (p, fused, split) in [
         (problem(0, 1, 300, 2000, false, false), false, Some(true)),
@@ -340,15 +348,6 @@ pub fn matmul_skinny<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
 /// scalars (a transposed A), a transposed B, batches with A or B broadcast and both batched,
 /// ragged rows; with and without the fused epilogue, each against f64 into a poisoned output.
 pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
-    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
-        batch_a,
-        batch_b: 0,
-        m,
-        n,
-        k,
-        trans_a,
-        trans_b,
-    };
     let batched_b = |batch_a, m, n, k| Problem {
         batch_b: 3,
         ..problem(batch_a, m, n, k, false, false)
@@ -449,32 +448,13 @@ pub fn matmul_narrow<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
 /// refuses it.
 pub fn matmul_narrow_mma<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     let caps = cubeport::caps_of(client);
-    let refused = |v: MatmulVariant| {
-        with_dtype!(dtype, E => {
-            let a = DeviceTensor::<E>::empty(client, &[128, 64]).unwrap();
-            let b = DeviceTensor::<E>::empty(client, &[64, 8]).unwrap();
-            let mut c = DeviceTensor::<E>::empty(client, &[128, 8]).unwrap();
-            let act = Activation::Identity;
-            let r = cubeport::matmul_with(client, a.as_ref(), b.as_ref(), None, act, c.as_mut(), v);
-            assert!(matches!(r, Err(Error::Unsupported { .. })), "{v} {dtype}: {r:?}");
-        })
-    };
     // A shape outside the kernel's range is refused on every device.
-    refused("narrow_mma_r24_w4_s2".parse().unwrap());
+    assert_refused(client, dtype, "narrow_mma_r24_w4_s2".parse().unwrap());
     let v = MatmulVariant::NARROW_MMA;
     if !v.runs_on(&caps, dtype) {
-        refused(v);
+        assert_refused(client, dtype, v);
         return;
     }
-    let problem = |batch_a, m, n, k, trans_a, trans_b| Problem {
-        batch_a,
-        batch_b: 0,
-        m,
-        n,
-        k,
-        trans_a,
-        trans_b,
-    };
     let batched_b = |batch_a, m, n, k| Problem {
         batch_b: 3,
         ..problem(batch_a, m, n, k, false, false)
@@ -600,14 +580,7 @@ pub fn matmul_tc_split<R: Runtime>(client: &ComputeClient<R>, dtype: DType) {
     for &shape in &shapes {
         let v = MatmulVariant::Tc(shape);
         if !v.runs_on(&caps, dtype) {
-            with_dtype!(dtype, E => {
-                let a = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
-                let b = DeviceTensor::<E>::empty(client, &[64, 64]).unwrap();
-                let mut c = DeviceTensor::<E>::empty(client, &[16, 64]).unwrap();
-                let act = Activation::Identity;
-                let r = cubeport::matmul_with(client, a.as_ref(), b.as_ref(), None, act, c.as_mut(), v);
-                assert!(matches!(r, Err(Error::Unsupported { .. })), "{v} {dtype}: {r:?}");
-            });
+            assert_refused(client, dtype, v);
             continue;
         }
         for (p, fused, split) in cases {

@@ -231,6 +231,25 @@ pub(super) fn wait_stage(
     }
 }
 
+/// `count` manual-MMA accumulators (`vectors` f32 vectors of `NC` each per lane), zeroed.
+#[cube]
+pub(super) fn mma_accumulators<NC: Size>(
+    #[comptime] count: usize,
+    #[comptime] vectors: usize,
+) -> Sequence<Array<Vector<f32, NC>>> {
+    let mut acc = Sequence::<Array<Vector<f32, NC>>>::new();
+    #[unroll]
+    for _ in 0..count {
+        let mut t = Array::<Vector<f32, NC>>::new(vectors);
+        #[unroll]
+        for v in 0..vectors {
+            t[v] = Vector::<f32, NC>::new(0.0);
+        }
+        acc.push(t);
+    }
+    acc
+}
+
 /// `count` 16 × 16 f32 accumulator fragments of depth `kf`, zeroed.
 #[cube]
 pub(super) fn zero_accumulators(

@@ -19,7 +19,7 @@
 //! narrow kernels and [`matmul_skinny_fixup_kernel()`](super::matmul_skinny_fixup_kernel())
 //! adds the chunks.
 
-use super::common::epilogue;
+use super::common::{epilogue, mma_accumulators};
 use crate::activation::Activation;
 use cubecl::prelude::*;
 
@@ -130,16 +130,7 @@ pub fn matmul_narrow_mma_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     let va = def.vectors_per_lane(cmma::MatrixIdent::A);
     let vc = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
     // Accumulators of row tile mt and n tile nt at `mt · n_tiles + nt`.
-    let mut acc = Sequence::<Array<Vector<f32, NFC>>>::new();
-    #[unroll]
-    for _ in 0..comptime!(cfg.m_tiles * cfg.n_tiles) {
-        let mut zero = Array::<Vector<f32, NFC>>::new(vc);
-        #[unroll]
-        for v in 0..vc {
-            zero[v] = Vector::<f32, NFC>::new(0.0);
-        }
-        acc.push(zero);
-    }
+    let mut acc = mma_accumulators::<NFC>(comptime!(cfg.m_tiles * cfg.n_tiles), vc);
 
     let mut av = Array::<Vector<F, NA>>::new(comptime!(cfg.steps * 2 * cfg.m_tiles));
     let mut bv = Array::<Vector<F, Const<8>>>::new(comptime!(cfg.steps * cfg.n_tiles));
@@ -243,8 +234,7 @@ pub fn matmul_narrow_mma_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     // The planes' sums through shared memory, added in plane order: output `(row, col)` of
     // plane `w` at `w · outputs + row · cols + col`.
     let outputs = comptime!(16 * cfg.m_tiles * 8 * cfg.n_tiles);
-    let mut red =
-        SharedMemory::<f32>::new(comptime!(cfg.warps * 16 * cfg.m_tiles * 8 * cfg.n_tiles));
+    let mut red = SharedMemory::<f32>::new(comptime!(cfg.warps * outputs));
     #[unroll]
     for mt in 0..mts {
         #[unroll]
@@ -263,7 +253,7 @@ pub fn matmul_narrow_mma_kernel<F: Float, NA: Size, NB: Size, A: Activation>(
     sync_cube();
     let units = comptime!(32 * cfg.warps);
     #[unroll]
-    for round in 0..comptime!(outputs.div_ceil(32 * cfg.warps)) {
+    for round in 0..comptime!(outputs.div_ceil(units)) {
         let o = UNIT_POS as usize + round * units;
         let row = row0 + o / cols;
         let col = col0 + o % cols;

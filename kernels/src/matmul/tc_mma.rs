@@ -4,7 +4,7 @@
 //! shared loads (f16 ones with `ldmatrix`); here both dtypes take the same instructions, and the
 //! epilogue writes straight from the accumulator registers (no shared scratch tile).
 
-use super::common::{Place, commit_at, cube_block, stage_barriers, wait_stage};
+use super::common::{Place, commit_at, cube_block, mma_accumulators, stage_barriers, wait_stage};
 use super::tc::{PAD, TcConfig};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::copy_async_checked;
@@ -310,16 +310,7 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
     let size!(NFC) = def.vector_size(cmma::MatrixIdent::Accumulator);
     let acc_vectors = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
     let acc_width = def.vector_size(cmma::MatrixIdent::Accumulator);
-    let mut acc = Sequence::<Array<Vector<f32, NFC>>>::new();
-    #[unroll]
-    for _ in 0..comptime!(cfg.frags_m * 2 * cfg.frags_n) {
-        let mut t = Array::<Vector<f32, NFC>>::new(acc_vectors);
-        #[unroll]
-        for v in 0..acc_vectors {
-            t[v] = Vector::<f32, NFC>::new(0.0);
-        }
-        acc.push(t);
-    }
+    let mut acc = mma_accumulators::<NFC>(comptime!(cfg.frags_m * 2 * cfg.frags_n), acc_vectors);
     let tiles = k.div_ceil(cfg.bk);
     let steps = comptime!(cfg.bk / 16);
     let (mut fa0, mut fb0) = frag_buffers::<F, NFA, NFB>(&def, cfg);

@@ -955,14 +955,6 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     let blocks = |bm: usize, bn: usize| spec.batch * spec.m.div_ceil(bm) * spec.n.div_ceil(bn);
     let fill = caps.num_sms.map_or(64, |s| s as usize);
     let tensor_cores = MatmulVariant::Cmma.runs_on(caps, dtype);
-    // Few columns past the few-row sizes: bound by A's bytes, which the narrow kernels read
-    // once (a tiled block would be mostly empty columns). Timed on CUDA (BENCHMARKS.md, few
-    // columns): `narrow_plane` (whole lines of A per load instruction; it needs plane sums to
-    // be fast, and A's depths side by side, as its lanes split them) for one column, for f32
-    // up to `NARROW_AUTO_MAX_N` columns where A's rows are not 16-byte vectors, and for halves
-    // up to that many where 64 × 128 tensor-core blocks under-fill the device (past that the
-    // tile kernel streamed A faster); `narrow` for f32 up to that many where A's rows are
-    // 16-byte vectors. More columns were faster in the tile kernels.
     // Few columns of halves on manual MMA, A's rows 16-byte vectors as they lie: `narrow_mma`
     // up to its column group (A streamed once straight into fragments).
     if spec.m > SKINNY_MAX_M_SIMT
@@ -972,6 +964,14 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
     {
         return MatmulVariant::NARROW_MMA;
     }
+    // Few columns past the few-row sizes: bound by A's bytes, which the narrow kernels read
+    // once (a tiled block would be mostly empty columns). Timed on CUDA (BENCHMARKS.md, few
+    // columns): `narrow_plane` (whole lines of A per load instruction; it needs plane sums to
+    // be fast, and A's depths side by side, as its lanes split them) for one column, for f32
+    // up to `NARROW_AUTO_MAX_N` columns where A's rows are not 16-byte vectors, and for halves
+    // up to that many where 64 × 128 tensor-core blocks under-fill the device (past that the
+    // tile kernel streamed A faster); `narrow` for f32 up to that many where A's rows are
+    // 16-byte vectors. More columns were faster in the tile kernels.
     if spec.m > SKINNY_MAX_M_SIMT && spec.n <= NARROW_AUTO_MAX_N {
         let plane_sums =
             caps.plane.ops && caps.plane.fixed_width().is_some() && spec.a_strides[2] == 1;
