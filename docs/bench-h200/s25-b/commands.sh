@@ -3,10 +3,11 @@
 # ahead) at the sizes where s25-a's automatic shape fell behind cuBLAS (16384 rows: 32-row
 # cubes of 5 planes, 0.65-0.78x) and where it led (4096 rows: 16-row cubes of 8 planes), f16,
 # against cuBLAS and the copy in the same call; the strict tests of the forced shapes.
-# Issue 24: f16 RMSNorm's automatic choice against the copy (s25-a ran out before it).
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=350 bash docs/bench-h200/s25-b/commands.sh
+# Issue 24: f16 RMSNorm's automatic choice, LayerNorm and add+RMSNorm in halves, against the copy
+# (s25-a ran out before them).
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=400 bash docs/bench-h200/s25-b/commands.sh
 set -u
-LIMIT=${LIMIT:-350}
+LIMIT=${LIMIT:-400}
 source docs/bench-h200/lib.sh
 B=.gpu/bin; M=$B/main
 {
@@ -29,9 +30,9 @@ stamp
 } > "$OUT/matmul.txt" 2>&1
 {
 stamp
-echo "##### RMSNorm f16: automatic, copy of the same size"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
-  run 35 $B/bench-reduce --bench '(norm/rms_norm_auto|copy/)'
+echo "##### RMSNorm f16, LayerNorm and add+RMSNorm f16/bf16: automatic, copy of the same size"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
+  run 70 $B/bench-reduce --bench '(norm/(rms_norm_auto[a-z0-9_]*/cuda/f16|layer_norm_auto|add_rms_norm_auto)|copy/)'
 stamp
 } > "$OUT/norm.txt" 2>&1
 kill $dog 2>/dev/null
