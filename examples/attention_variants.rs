@@ -49,6 +49,7 @@ fn run<R: Runtime, E: Element>(client: &ComputeClient<R>, kind: BackendKind, run
     for (b, h, hk, sq, sk, d, causal) in [
         (1, 4, 2, 77, 133, 64, false),
         (1, 2, 1, 150, 129, 128, true),
+        (1, 2, 2, 150, 129, 64, true),
         (2, 2, 2, 64, 300, 128, false),
     ] {
         let q: Vec<E> = seeded(1, b * h * sq * d, -1.0, 1.0);

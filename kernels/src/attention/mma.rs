@@ -330,9 +330,51 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                 // Online softmax on the registers: element e of vector half of tile nt of row
                 // tile mt is row `16·mt + quad + 8·half` of the plane, key
                 // `j0 + 8·nt + 2·tq + e`.
+                if comptime!(!cfg.raw_scores) {
+                    #[unroll]
+                    for t in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
+                        #[unroll]
+                        for half in 0..2usize {
+                            let mut vals = acc_s.index(t)[half];
+                            vals *= Vector::<f32, NC>::new(scale);
+                            acc_s.index_mut(t)[half] = vals;
+                        }
+                    }
+                }
+                // Tiles past the keys' end or crossing this plane's diagonal are masked in one
+                // branch around the whole tile: a test per score, even predicated off, costs
+                // its issue slots on every tile (the compiler predicates a per-score branch).
                 let mut needs_mask = j0 + bc > sk;
                 if comptime!(cfg.causal) {
                     needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
+                }
+                if needs_mask {
+                    let base = i32::cast_from(j0 + tq * 2);
+                    #[unroll]
+                    for mt in 0..mts {
+                        #[unroll]
+                        for half in 0..2usize {
+                            // Row i sees keys below `end`: sk, and with the bottom-right
+                            // causal mask also below i + sk − sq + 1.
+                            let mut end = sk;
+                            if comptime!(cfg.causal) {
+                                let lim = warp_row0 + mt * 16 + quad + half * 8 + sk + 1;
+                                let seen = select(lim > sq, lim - sq, 0);
+                                end = select(seen < sk, seen, sk);
+                            }
+                            let rel = i32::cast_from(end) - base;
+                            #[unroll]
+                            for nt in 0..ntiles {
+                                let mut vals = acc_s.index(mt * ntiles + nt)[half];
+                                #[unroll]
+                                for e in 0..2usize {
+                                    let c = i32::cast_from(nt * 8 + e);
+                                    vals[e] = select(c >= rel, neg_inf, vals[e]);
+                                }
+                                acc_s.index_mut(mt * ntiles + nt)[half] = vals;
+                            }
+                        }
+                    }
                 }
                 let mut alpha = Array::<f32>::new(rows2);
                 let mut unchanged = true;
@@ -341,29 +383,14 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                     #[unroll]
                     for half in 0..2usize {
                         let rr = mt * 2 + half;
-                        let i = warp_row0 + mt * 16 + quad + half * 8;
                         let mut mx = neg_inf;
                         #[unroll]
                         for nt in 0..ntiles {
-                            let mut vals = acc_s.index(mt * ntiles + nt)[half];
+                            let vals = acc_s.index(mt * ntiles + nt)[half];
                             #[unroll]
                             for e in 0..2usize {
-                                let mut x = vals[e];
-                                if comptime!(!cfg.raw_scores) {
-                                    x *= scale;
-                                }
-                                if needs_mask {
-                                    let key = j0 + nt * 8 + tq * 2 + e;
-                                    let mut hidden = key >= sk;
-                                    if comptime!(cfg.causal) {
-                                        hidden = hidden || key + sq > i + sk;
-                                    }
-                                    x = select(hidden, neg_inf, x);
-                                }
-                                vals[e] = x;
-                                mx = f32::max(mx, x);
+                                mx = f32::max(mx, vals[e]);
                             }
-                            acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                         }
                         mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
                         mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
