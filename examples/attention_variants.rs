@@ -29,6 +29,7 @@ fn variants() -> Vec<AttentionVariant> {
         (4, 64, 32),
         (8, 64, 16),
         (4, 32, 32),
+        (4, 128, 32),
     ] {
         v.push(AttentionVariant::Mma { warps, keys, rows });
     }

@@ -85,7 +85,13 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
         let simt = AttentionVariant::Simt(ReducePath::Shared);
         if matches!(auto, AttentionVariant::Mma { .. }) {
             // Shapes timed beside the automatic one: one row tile per plane, two (with 64- and
-            // 32-key tiles: FlashAttention-2's 128 × 64 and its sm8x 128 × 32), eight planes.
+            // 32-key tiles: FlashAttention-2's 128 × 64 and its sm8x 128 × 32; with 128-key
+            // tiles at D ≤ 64, its 128 × 128 there), eight planes.
+            let wide = (d <= 64).then_some(AttentionVariant::Mma {
+                warps: 4,
+                keys: 128,
+                rows: 32,
+            });
             for v in [
                 AttentionVariant::MMA,
                 AttentionVariant::Mma {
@@ -103,7 +109,10 @@ fn attention_cases_of<'c, R: Runtime, E: cubeport::Element>(
                     keys: 64,
                     rows: 16,
                 },
-            ] {
+            ]
+            .into_iter()
+            .chain(wide)
+            {
                 if v != auto {
                     variants.push((Some(v), v.to_string()));
                 }

@@ -19,9 +19,9 @@ stamp
 } > "$OUT/tests.txt" 2>&1
 {
 stamp
-echo "##### attention bf16, D128 and D64, automatic (causal and not), D64 mma_w4_k64_r32"
+echo "##### attention bf16, D128 and D64, automatic (causal and not), D64 mma_w4_k64_r32 and k128_r32"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=bf16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
-  run 95 $B/bench-attention --bench 'attention/(causal_)?(auto|mma_w4_k64_r32/cuda/[a-z0-9]*/B4H32S4096D64)'
+  run 95 $B/bench-attention --bench 'attention/(causal_)?(auto|mma_w4_k(64|128)_r32/cuda/[a-z0-9]*/B4H32S4096D64)'
 echo "##### PyTorch SDPA (same call)"
 l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 40 ? l - 2 : 38 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64) bfloat16'
 stamp
