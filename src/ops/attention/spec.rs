@@ -235,15 +235,15 @@ impl AttentionVariant {
 
     /// The tensor-core shape for a problem: two row tiles per plane (every K/V fragment read
     /// from shared memory feeds four MMAs instead of two; Q re-read from shared memory per
-    /// tile) with 32-key tiles, or 64-key tiles for non-causal head dims up to 64, FlashAttention-2's
-    /// shapes; [`AttentionVariant::MMA`] (64 rows per cube) where the queries are too few to
+    /// tile) with 32-key tiles, or 64-key tiles for head dims up to 64, FlashAttention-2's
+    /// shapes (causal too since a masked tile costs nothing on the others: BENCHMARKS.md); [`AttentionVariant::MMA`] (64 rows per cube) where the queries are too few to
     /// fill 128-row cubes or the cubes too few to cover every SM.
     pub(crate) fn tensor_core(caps: &Caps, spec: &AttentionSpec) -> Self {
         let cubes = spec.batch * spec.heads * spec.sq.div_ceil(128);
         if spec.sq <= 64 || cubes < caps.num_sms.map_or(0, |s| s as usize) {
             return AttentionVariant::MMA;
         }
-        let keys = if spec.head_dim <= 64 && !spec.causal {
+        let keys = if spec.head_dim <= 64 {
             64
         } else {
             32
@@ -402,7 +402,7 @@ mod tests {
     }
 
     /// The automatic choice on a CUDA device (132 SMs): 32 rows per plane with 64-key tiles
-    /// for non-causal heads up to 64, else 32-key tiles; 16 rows per plane (`MMA`) for short
+    /// for heads up to 64 (causal or not), else 32-key tiles; 16 rows per plane (`MMA`) for short
     /// query sequences, for grids of 128-row cubes that would not cover the SMs, and where the
     /// 32-row shape cannot split its copies evenly (D = 80); the SIMT kernel for f32.
     #[test]
@@ -418,7 +418,7 @@ mod tests {
             ((4, 32, 4096, 128, false, DType::F16), r32(32)),
             ((4, 32, 4096, 128, true, DType::BF16), r32(32)),
             ((4, 32, 4096, 64, false, DType::F16), r32(64)),
-            ((4, 32, 4096, 64, true, DType::F16), r32(32)),
+            ((4, 32, 4096, 64, true, DType::F16), r32(64)),
             ((4, 32, 4096, 80, false, DType::F16), AttentionVariant::MMA),
             ((4, 32, 64, 128, false, DType::F16), AttentionVariant::MMA),
             ((1, 8, 1024, 128, false, DType::F16), AttentionVariant::MMA),

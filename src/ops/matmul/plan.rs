@@ -815,7 +815,9 @@ const NARROW_MMA_PLANES_PER_SM: usize = 16;
 /// `(⌈m / rows⌉, column groups · chunks, batch)` and its cube `(32 · planes, 1)`: column groups
 /// of up to `NARROW_MMA_MAX_N` columns; 32 rows per cube where that still gives every SM a
 /// cube, else 16; planes per cube (each a slice of the depth, at least two 32-deep steps) until
-/// the grid holds `NARROW_MMA_PLANES_PER_SM` planes per SM, at most 8; two steps loaded ahead;
+/// the grid holds `NARROW_MMA_PLANES_PER_SM` planes per SM, at most 8, rounded down to a power
+/// of two (5 planes ran 1.18x slower than 4 at 16384 × 16, BENCHMARKS.md); two steps loaded
+/// ahead (more ran slower at every timed shape);
 /// the depth split over the grid as well where the planes still reach under half of that
 /// (chunks of whole 32-deep steps, at least two per plane, the partial sums' traffic within an
 /// eighth of A's bytes).
@@ -840,7 +842,10 @@ fn narrow_mma(
     let cubes = row_cubes * per_row_tile;
     let want = NARROW_MMA_PLANES_PER_SM * sms;
     let warps = match shape.warps {
-        0 => want.div_ceil(cubes).min(8).min(spec.k.div_ceil(64)).max(1),
+        0 => {
+            let w = want.div_ceil(cubes).min(8).min(spec.k.div_ceil(64)).max(1);
+            1 << w.ilog2()
+        }
         w => w as usize,
     };
     let mut chunks = 1;

@@ -194,8 +194,8 @@ pub(crate) struct NormPlan {
 impl NormVariant {
     /// The automatic choice: [`RowGroup::select`] for the row's vectors, widened (up to a
     /// cube of 1024 units, or the device's largest cube) until each unit holds at most
-    /// [`NORM_VECTORS_PER_UNIT`] vectors; bf16 rows of 8-wide vectors that this gives 512 units
-    /// take 1024.
+    /// [`NORM_VECTORS_PER_UNIT`] vectors; bf16 RMSNorm rows of 8-wide vectors that this gives
+    /// 512 units take 1024 (LayerNorm keeps 512: at 1024 it ran 0.70 of the copy against 0.98).
     pub(crate) fn select(caps: &Caps, spec: &NormSpec) -> Self {
         let row_vecs = spec.row_len / spec.vector(caps);
         let base = RowGroup::select(caps, row_vecs);
@@ -205,7 +205,12 @@ impl NormVariant {
         // bf16 rows at 512 units of 4 vectors: NVRTC keeps the unpacked halves of the cached
         // vectors and takes 40 registers (offline SASS), so three such cubes fit an SM where
         // f16's 32 registers fit four; 1024 units of 2 vectors take 32 (BENCHMARKS.md, Norm).
-        if spec.dtype == DType::BF16 && spec.vector(caps) == 8 && group == 512 && widest >= 1024 {
+        if spec.dtype == DType::BF16
+            && spec.kind == NormKind::Rms
+            && spec.vector(caps) == 8
+            && group == 512
+            && widest >= 1024
+        {
             group = 1024;
         }
         NormVariant::Rows(RowGroup { group, ..base })
@@ -276,8 +281,8 @@ mod tests {
     }
 
     /// The automatic row group on a CUDA device (1024 units per cube): about 4 vectors per
-    /// unit, except bf16 rows that would take 512 units, which take 1024 (registers, see
-    /// `NormVariant::select`); every group caches the whole row.
+    /// unit, except bf16 RMSNorm rows that would take 512 units, which take 1024 (registers,
+    /// see `NormVariant::select`; LayerNorm keeps 512); every group caches the whole row.
     #[test]
     fn row_groups_on_cuda() {
         let caps = Caps::cuda_h100_model();
@@ -291,6 +296,12 @@ mod tests {
             (DType::BF16, 64, 32768, 1024, 4),
         ] {
             let x = dense(&[rows, len], dtype);
+            let layer = NormSpec::new(&layouts(&x, &x), NormKind::Layer, 1e-5).unwrap();
+            let NormVariant::Rows(lg) = NormVariant::select(&caps, &layer) else {
+                panic!("{dtype} {rows}x{len}: LayerNorm not a row group");
+            };
+            let layer_want = if (dtype, len) == (DType::BF16, 16384) { 512 } else { want };
+            assert_eq!(lg.group, layer_want, "LayerNorm {dtype} {rows}x{len}");
             let spec = NormSpec::new(&layouts(&x, &x), NormKind::Rms, 1e-5).unwrap();
             let NormVariant::Rows(group) = NormVariant::select(&caps, &spec) else {
                 panic!("{dtype} {rows}x{len}: not a row group");
