@@ -144,7 +144,13 @@ CUresult cuFuncSetAttribute(void *f, int a, int v) { T; return OK; }
 CUresult cuFuncGetAttribute(int *v, int a, void *f) { T; *v = 0; return OK; }
 CUresult cuFuncSetCacheConfig(void *f, int c) { T; return OK; }
 CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned smem, void *s, void **p, void **e) { T; return OK; }
+                        unsigned smem, void *s, void **p, void **e) {
+  T;
+  // STUB_LAUNCH_LOG=1: each launch's grid, cube and dynamic shared memory, on stderr.
+  if (getenv("STUB_LAUNCH_LOG"))
+    fprintf(stderr, "launch grid %ux%ux%u cube %ux%ux%u smem %u\n", gx, gy, gz, bx, by, bz, smem);
+  return OK;
+}
 CUresult cuLaunchKernelEx(const void *c, void *f, void **p, void **e) { T; return OK; }
 CUresult cuGetErrorString(CUresult r, const char **s) { *s = "stub error"; return OK; }
 CUresult cuGetErrorName(CUresult r, const char **s) { *s = "CUDA_ERROR_STUB"; return OK; }

@@ -47,6 +47,9 @@ pub struct TcConfig {
     /// `frags_m`) stages `frags_m / p` fragment rows of every plane per pass, in a `p`-th of the
     /// memory, for devices with little shared memory (Vulkan's 48 KiB).
     pub c_passes: usize,
+    /// The manual-MMA kernel's epilogue through shared memory (`matmul_tc_mma_kernel` with
+    /// `c_vec`): outputs staged as column pairs, each plane store a contiguous row segment.
+    pub staged_c: bool,
 }
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads

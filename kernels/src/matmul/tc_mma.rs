@@ -457,10 +457,95 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
                 }
             }
         }
+    } else if comptime!(cfg.staged_c && cfg.c_vec && acc_width == 2) {
+        // Every plane is done with the pipeline's tiles (and its zero fills have landed). Freed,
+        // they could hold the output block, but cubecl 0.10 keeps shared memory used after
+        // the main loop live across it, so the block takes its own (see `TcShape::staged`).
+        sync_cube();
+        epilogue_staged::<F, NC, NFC, A>(
+            &def, &acc, bias, c, &p, m, n, c_pitch, scale, wm, wn, lane, cfg,
+        );
     } else {
         epilogue::<F, NC, NFC, A>(
             &def, &acc, bias, c, &p, m, n, c_pitch, scale, wm, wn, lane, cfg,
         );
+    }
+}
+
+/// The epilogue through shared memory for column pairs (`NC = 2`): each plane writes its
+/// accumulators (bias and activation applied, in `F`) as pairs into the output block in shared
+/// memory, then the cube copies the block out row by row, consecutive units on consecutive
+/// pairs: a plane's store covers 128 contiguous bytes of one row, where a store straight from
+/// the accumulators covers 16 bytes in each of eight rows (those ran the epilogue-bound depth-128
+/// products 1.5x slower than the staged WMMA epilogue, BENCHMARKS.md).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn epilogue_staged<F: Float, NC: Size, NFC: Size, A: Activation>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    acc: &Sequence<Array<Vector<f32, NFC>>>,
+    bias: &Array<F>,
+    c: &mut Array<Vector<F, NC>>,
+    p: &Place,
+    m: usize,
+    n: usize,
+    c_pitch: usize,
+    scale: f32,
+    wm: usize,
+    wn: usize,
+    lane: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let units = comptime!(32 * cfg.warps_m * cfg.warps_n);
+    // Pairs per staged row: 4 more than the block's, so the 8 rows of one accumulator store
+    // fall on distinct banks (`TcShape::shared_bytes` counts `bm × (bn + 8)` elements).
+    let pitch = comptime!(bn / 2 + 4);
+    let mut c_s = SharedMemory::<Vector<F, NC>>::new(comptime!(bm * (bn / 2 + 4)));
+    let acc_vectors = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
+    #[unroll]
+    for j in 0..comptime!(2 * cfg.frags_n) {
+        let c0 = wn * comptime!(16 * cfg.frags_n) + j * 8;
+        #[unroll]
+        for i in 0..cfg.frags_m {
+            let r0 = wm * comptime!(16 * cfg.frags_m) + i * 16;
+            let tile = acc.index(i * comptime!(2 * cfg.frags_n) + j);
+            #[unroll]
+            for v in 0..acc_vectors {
+                let vals = tile[v];
+                let (row, col) = def.position_of_nth(
+                    lane as u32,
+                    (v * 2) as u32,
+                    cmma::MatrixIdent::Accumulator,
+                );
+                let local = c0 + col as usize;
+                let mut out = Vector::<F, NC>::empty();
+                #[unroll]
+                for e in 0..2usize {
+                    let mut x = vals[e];
+                    if comptime!(cfg.bias) {
+                        let cc = p.col0 + local + e;
+                        if cc < n {
+                            x += f32::cast_from(bias[cc]);
+                        }
+                    }
+                    out[e] = F::cast_from(A::apply(x, scale));
+                }
+                c_s[(r0 + row as usize) * pitch + local / 2] = out;
+            }
+        }
+    }
+    sync_cube();
+    #[unroll]
+    for it in 0..comptime!(bm * bn / 2 / units) {
+        let idx = UNIT_POS as usize + it * units;
+        let rl = idx / comptime!(bn / 2);
+        let pc = idx % comptime!(bn / 2);
+        let r = p.row0 + rl;
+        let col = p.col0 + pc * 2;
+        if r < m && col < n {
+            c[((p.z * m + r) * c_pitch + col) / 2] = c_s[rl * pitch + pc];
+        }
     }
 }
 

@@ -51,6 +51,12 @@ pub struct TcShape {
     /// memory (Vulkan's 48 KiB). Divides `frags_m`; register-staged kernel only. Written
     /// `_p<passes>` before `_tf32`.
     pub passes: u16,
+    /// The manual-MMA kernel's epilogue through shared memory (`_st`): the block's outputs
+    /// staged there and written out a whole row segment per plane store, where the stores
+    /// straight from the accumulators write 16 bytes in each of eight rows; what products of
+    /// little depth (whose time is the output's) want. Takes `bm × (bn + 8)` elements of shared
+    /// memory beside the pipeline's. Written `_st` after `_split`.
+    pub staged: bool,
 }
 
 impl TcShape {
@@ -84,6 +90,10 @@ impl TcShape {
     /// [`TcShape::T128X256X64_A3_MMA`]), three `cp.async` stages, manual MMA: f16/bf16 outputs
     /// that 128 × 128 blocks fill but 128 × 256 ones do not.
     pub const T128X128X64_A3_MMA: TcShape = TcShape::new(2, 2, 4, 4, 64).with_async(3).with_mma();
+    /// [`TcShape::T128X128X64_A3_MMA`] with its epilogue through shared memory (`_st`). In
+    /// [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the suite runs the staged epilogue;
+    /// not chosen automatically until timed.
+    pub const T128X128X64_A3_ST_MMA: TcShape = TcShape::T128X128X64_A3_MMA.with_staged();
     /// 64 × 128 blocks, 64-deep tiles, 2 × 2 planes of 2 × 4 fragments, three `cp.async`
     /// stages, manual MMA: f16/bf16 outputs too small for 128 × 128 blocks to fill the device.
     pub const T64X128X64_A3_MMA: TcShape = TcShape::new(2, 2, 2, 4, 64).with_async(3).with_mma();
@@ -131,6 +141,7 @@ impl TcShape {
             tf32: false,
             split: 0,
             passes: 0,
+            staged: false,
         }
     }
 
@@ -143,6 +154,15 @@ impl TcShape {
     /// [`TcShape::passes`]).
     pub const fn with_passes(self, passes: u16) -> Self {
         TcShape { passes, ..self }
+    }
+
+    /// The same tiles with the manual-MMA epilogue through shared memory (see
+    /// [`TcShape::staged`]).
+    pub const fn with_staged(self) -> Self {
+        TcShape {
+            staged: true,
+            ..self
+        }
     }
 
     /// The same tiles with the depth split over the grid (see [`TcShape::split`]).
@@ -210,7 +230,8 @@ impl TcShape {
         if self.stages == 0 {
             2 * stage + bm / self.epilogue_passes() * (bn + 4) * 4
         } else if self.mma {
-            self.stages as usize * stage
+            let staged = if self.staged { bm * (bn + pad) } else { 0 };
+            self.stages as usize * stage + staged * dtype.size()
         } else {
             self.stages as usize * stage + (self.units() / 32) * 256 * 4
         }
@@ -230,6 +251,7 @@ impl TcShape {
             tf32,
             split,
             passes,
+            staged,
         } = *self;
         // Deeper pipelines keep more of B in flight per cube; only the manual-MMA kernel is
         // built for them. None is chosen automatically: at decode shapes they measured slower
@@ -274,6 +296,11 @@ impl TcShape {
         if split > 0 && !mma {
             return Err(format!(
                 "{self}: the split depth (_split) is a manual-MMA option (_mma)"
+            ));
+        }
+        if staged && (!mma || split > 0) {
+            return Err(format!(
+                "{self}: the staged epilogue (_st) is a manual-MMA option (_mma) without a split depth"
             ));
         }
         if mma && bk % 32 != 0 {
@@ -346,6 +373,7 @@ impl TcShape {
             c_vec,
             split: false,
             c_passes: self.epilogue_passes(),
+            staged_c: self.staged,
         }
     }
 }
@@ -373,6 +401,9 @@ impl fmt::Display for TcShape {
         if self.split > 0 {
             write!(f, "_split{}", self.split)?;
         }
+        if self.staged {
+            write!(f, "_st")?;
+        }
         if self.passes > 1 {
             write!(f, "_p{}", self.passes)?;
         }
@@ -386,12 +417,12 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_p<passes>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
@@ -404,6 +435,10 @@ impl std::str::FromStr for TcShape {
                 _ => return Err(bad()),
             },
             None => (s_body, 0),
+        };
+        let (s_body, staged) = match s_body.strip_suffix("_st") {
+            Some(b) => (b, true),
+            None => (s_body, false),
         };
         let (s_body, split) = match s_body.rsplit_once("_split") {
             Some((b, n)) => match n.parse::<u16>() {
@@ -447,6 +482,7 @@ impl std::str::FromStr for TcShape {
         shape.tf32 = tf32;
         shape.split = split;
         shape.passes = passes;
+        shape.staged = staged;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -468,6 +504,22 @@ mod tests {
         assert_eq!(TcShape::T64X128.shared_bytes(DType::F16), 61_440);
         assert_eq!(TcShape::T64X128_P2.shared_bytes(DType::F16), 44_544);
         assert_eq!(TcShape::T64X128_P2.to_string(), "tc64x128x32_w2x2_p2");
+        let st = TcShape::T128X128X64_A3_ST_MMA;
+        assert_eq!(st.to_string(), "tc128x128x64_w2x2_a3_mma_st");
+        assert_eq!("tc128x128x64_w2x2_a3_mma_st".parse::<TcShape>(), Ok(st));
+        assert_eq!(
+            st.shared_bytes(DType::F16),
+            TcShape::T128X128X64_A3_MMA.shared_bytes(DType::F16) + 128 * 136 * 2
+        );
+        let caps = Caps::cuda_h100_model();
+        assert!(st.check(&caps, DType::F16).is_ok());
+        for bad in [
+            "tc128x128x32_w4x2_a3_st",
+            "tc16x128x64_w1x4_a3_mma_split2_st",
+        ] {
+            let shape: TcShape = bad.parse().unwrap();
+            assert!(shape.check(&caps, DType::F16).is_err(), "{bad}");
+        }
         assert_eq!("tc64x128x32_w2x2_p2".parse(), Ok(TcShape::T64X128_P2));
         assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
         assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);

@@ -115,7 +115,7 @@ impl MatmulVariant {
     pub const NARROW_MMA: MatmulVariant = MatmulVariant::NarrowMma(NarrowMmaShape::AUTO);
 
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 34] = [
+    pub const ALL: [MatmulVariant; 35] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -148,6 +148,7 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X256_A3),
         MatmulVariant::Tc(TcShape::T128X256X64_A3_G8_MMA),
         MatmulVariant::Tc(TcShape::T128X128X64_A3_MMA),
+        MatmulVariant::Tc(TcShape::T128X128X64_A3_ST_MMA),
         MatmulVariant::Tc(TcShape::T64X128X64_A3_MMA),
         MatmulVariant::Tc(TcShape::T128_W4X2_A3_TF32),
         MatmulVariant::Tc(TcShape::T16X128_SPLIT),
