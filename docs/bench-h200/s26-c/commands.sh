@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # s26-c. Checks the changes made from s26-a/b: attention's automatic 64-key tiles for causal
-# D64 and the plane skipping causal tiles above its rows; narrow_mma's power-of-two planes;
+# D64 (and the plane skipping causal tiles above its rows: 3f89b2d, reverted in 21306f9 until
+# it runs here; re-apply it before packing); narrow_mma's power-of-two planes;
 # bf16 LayerNorm back at 512 units. Issue 22: the manual-MMA epilogue through shared memory
 # (`_st`) at depth 128, where s26-b found every manual-MMA shape 1.5-1.9x slower than the WMMA
 # tile (the stores straight from the accumulators). Strict tests (attention, norm, narrow_mma,
