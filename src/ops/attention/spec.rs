@@ -243,11 +243,7 @@ impl AttentionVariant {
         if spec.sq <= 64 || cubes < caps.num_sms.map_or(0, |s| s as usize) {
             return AttentionVariant::MMA;
         }
-        let keys = if spec.head_dim <= 64 {
-            64
-        } else {
-            32
-        };
+        let keys = if spec.head_dim <= 64 { 64 } else { 32 };
         AttentionVariant::Mma {
             warps: 4,
             keys,

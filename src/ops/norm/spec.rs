@@ -300,7 +300,11 @@ mod tests {
             let NormVariant::Rows(lg) = NormVariant::select(&caps, &layer) else {
                 panic!("{dtype} {rows}x{len}: LayerNorm not a row group");
             };
-            let layer_want = if (dtype, len) == (DType::BF16, 16384) { 512 } else { want };
+            let layer_want = if (dtype, len) == (DType::BF16, 16384) {
+                512
+            } else {
+                want
+            };
             assert_eq!(lg.group, layer_want, "LayerNorm {dtype} {rows}x{len}");
             let spec = NormSpec::new(&layouts(&x, &x), NormKind::Rms, 1e-5).unwrap();
             let NormVariant::Rows(group) = NormVariant::select(&caps, &spec) else {
