@@ -458,10 +458,6 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
             }
         }
     } else if comptime!(cfg.staged_c && cfg.c_vec && acc_width == 2) {
-        // Every plane is done with the pipeline's tiles (and its zero fills have landed). Freed,
-        // they could hold the output block, but cubecl 0.10 keeps shared memory used after
-        // the main loop live across it, so the block takes its own (see `TcShape::staged`).
-        sync_cube();
         epilogue_staged::<F, NC, NFC, A>(
             &def, &acc, bias, c, &p, m, n, c_pitch, scale, wm, wn, lane, cfg,
         );
@@ -477,7 +473,9 @@ pub fn matmul_tc_mma_kernel<F: Float, NA: Size, NB: Size, NC: Size, A: Activatio
 /// memory, then the cube copies the block out row by row, consecutive units on consecutive
 /// pairs: a plane's store covers 128 contiguous bytes of one row, where a store straight from
 /// the accumulators covers 16 bytes in each of eight rows (those ran the epilogue-bound depth-128
-/// products 1.5x slower than the staged WMMA epilogue, BENCHMARKS.md).
+/// products 1.5x slower than the staged WMMA epilogue, BENCHMARKS.md). The block takes shared
+/// memory of its own, not the pipeline's: cubecl 0.10's liveness kept freed pipeline memory
+/// live past the main loop (see `TcShape::staged`), so no barrier is needed before the writes.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn epilogue_staged<F: Float, NC: Size, NFC: Size, A: Activation>(
@@ -506,6 +504,7 @@ fn epilogue_staged<F: Float, NC: Size, NFC: Size, A: Activation>(
     #[unroll]
     for j in 0..comptime!(2 * cfg.frags_n) {
         let c0 = wn * comptime!(16 * cfg.frags_n) + j * 8;
+        let bv = bias_entries::<F>(def, bias, p.col0 + c0, n, lane, cfg.bias);
         #[unroll]
         for i in 0..cfg.frags_m {
             let r0 = wm * comptime!(16 * cfg.frags_m) + i * 16;
@@ -524,10 +523,7 @@ fn epilogue_staged<F: Float, NC: Size, NFC: Size, A: Activation>(
                 for e in 0..2usize {
                     let mut x = vals[e];
                     if comptime!(cfg.bias) {
-                        let cc = p.col0 + local + e;
-                        if cc < n {
-                            x += f32::cast_from(bias[cc]);
-                        }
+                        x += bv[v * 2 + e];
                     }
                     out[e] = F::cast_from(A::apply(x, scale));
                 }
@@ -547,6 +543,39 @@ fn epilogue_staged<F: Float, NC: Size, NFC: Size, A: Activation>(
             c[((p.z * m + r) * c_pitch + col) / 2] = c_s[rl * pitch + pc];
         }
     }
+}
+
+/// This lane's bias entries for the m16n8 accumulators of the column of tiles starting at
+/// output column `c0`: entry `q` for accumulator element `q` (0 past `n` or without `with_bias`).
+/// Element `q` sits at `position_of_nth(lane, q)` within its tile, the same place in every tile
+/// of a column of tiles, so each lane reads its bias entries once per column of tiles.
+#[cube]
+fn bias_entries<F: Float>(
+    def: &cmma::MmaDefinition<F, F, f32>,
+    bias: &Array<F>,
+    c0: usize,
+    n: usize,
+    lane: usize,
+    #[comptime] with_bias: bool,
+) -> Array<f32> {
+    let acc_vectors = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
+    let acc_width = def.vector_size(cmma::MatrixIdent::Accumulator);
+    let per_tile = comptime!(acc_vectors * acc_width);
+    let mut bv = Array::<f32>::new(per_tile);
+    #[unroll]
+    for q in 0..per_tile {
+        let mut x = 0.0f32;
+        if comptime!(with_bias) {
+            let (_, col) =
+                def.position_of_nth(lane as u32, q as u32, cmma::MatrixIdent::Accumulator);
+            let cc = c0 + col as usize;
+            if cc < n {
+                x = f32::cast_from(bias[cc]);
+            }
+        }
+        bv[q] = x;
+    }
+    bv
 }
 
 /// The epilogue from the registers: bias, activation, masked stores of column pairs or scalars.
@@ -570,26 +599,11 @@ fn epilogue<F: Float, NC: Size, NFC: Size, A: Activation>(
     let acc_vectors = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
     let acc_width = def.vector_size(cmma::MatrixIdent::Accumulator);
     // Epilogue from the registers: element `q = v·width + e` of an m16n8 accumulator sits at
-    // `position_of_nth(lane, q)` within its 16 × 8 tile, the same place in every tile of a
-    // column of tiles, so each lane reads its bias entries once per column of tiles.
-    let per_tile = comptime!(acc_vectors * acc_width);
+    // `position_of_nth(lane, q)` within its 16 × 8 tile.
     #[unroll]
     for j in 0..comptime!(2 * cfg.frags_n) {
         let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 8;
-        let mut bv = Array::<f32>::new(per_tile);
-        #[unroll]
-        for q in 0..per_tile {
-            let mut x = 0.0f32;
-            if comptime!(cfg.bias) {
-                let (_, col) =
-                    def.position_of_nth(lane as u32, q as u32, cmma::MatrixIdent::Accumulator);
-                let cc = c0 + col as usize;
-                if cc < n {
-                    x = f32::cast_from(bias[cc]);
-                }
-            }
-            bv[q] = x;
-        }
+        let bv = bias_entries::<F>(def, bias, c0, n, lane, cfg.bias);
         #[unroll]
         for i in 0..cfg.frags_m {
             let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;

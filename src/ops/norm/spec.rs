@@ -286,24 +286,20 @@ mod tests {
     #[test]
     fn row_groups_on_cuda() {
         let caps = Caps::cuda_h100_model();
-        for (dtype, rows, len, want, cached) in [
-            (DType::F32, 16384, 4096, 256, 4),
-            (DType::F16, 16384, 4096, 128, 4),
-            (DType::BF16, 16384, 4096, 128, 4),
-            (DType::F32, 4096, 16384, 1024, 4),
-            (DType::F16, 4096, 16384, 512, 4),
-            (DType::BF16, 4096, 16384, 1024, 2),
-            (DType::BF16, 64, 32768, 1024, 4),
+        // (dtype, rows, row length, RMSNorm's group, LayerNorm's group, RMSNorm's cached vectors)
+        for (dtype, rows, len, want, layer_want, cached) in [
+            (DType::F32, 16384, 4096, 256, 256, 4),
+            (DType::F16, 16384, 4096, 128, 128, 4),
+            (DType::BF16, 16384, 4096, 128, 128, 4),
+            (DType::F32, 4096, 16384, 1024, 1024, 4),
+            (DType::F16, 4096, 16384, 512, 512, 4),
+            (DType::BF16, 4096, 16384, 1024, 512, 2),
+            (DType::BF16, 64, 32768, 1024, 1024, 4),
         ] {
             let x = dense(&[rows, len], dtype);
             let layer = NormSpec::new(&layouts(&x, &x), NormKind::Layer, 1e-5).unwrap();
             let NormVariant::Rows(lg) = NormVariant::select(&caps, &layer) else {
                 panic!("{dtype} {rows}x{len}: LayerNorm not a row group");
-            };
-            let layer_want = if (dtype, len) == (DType::BF16, 16384) {
-                512
-            } else {
-                want
             };
             assert_eq!(lg.group, layer_want, "LayerNorm {dtype} {rows}x{len}");
             let spec = NormSpec::new(&layouts(&x, &x), NormKind::Rms, 1e-5).unwrap();
