@@ -11,6 +11,7 @@
 //! an m16n8k16 A fragment), and `O += P·V` with V read by a transposing `ldmatrix`. The row sums
 //! stay per lane until the end. While tile `t` is multiplied, tile `t + 1` is in flight.
 
+use super::causal_key_end;
 use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
 
@@ -186,9 +187,7 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
 
     let mut key_end = sk;
     if comptime!(cfg.causal) {
-        let last = select(row0 + br < sq, row0 + br, sq);
-        let seen = last + sk - sq;
-        key_end = select(last + sk > sq, select(seen < sk, seen, sk), 0);
+        key_end = causal_key_end(row0 + br, sq, sk);
     }
     let tiles = key_end.div_ceil(bc);
     let q_base = b * q_strides[0] + h * q_strides[1];
@@ -354,13 +353,11 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                     for mt in 0..mts {
                         #[unroll]
                         for half in 0..2usize {
-                            // Row i sees keys below `end`: sk, and with the bottom-right
-                            // causal mask also below i + sk − sq + 1.
+                            // Row i sees the keys below `end`.
                             let mut end = sk;
                             if comptime!(cfg.causal) {
-                                let lim = warp_row0 + mt * 16 + quad + half * 8 + sk + 1;
-                                let seen = select(lim > sq, lim - sq, 0);
-                                end = select(seen < sk, seen, sk);
+                                let i = warp_row0 + mt * 16 + quad + half * 8;
+                                end = causal_key_end(i + 1, sq, sk);
                             }
                             let rel = i32::cast_from(end) - base;
                             #[unroll]

@@ -135,8 +135,7 @@ pub fn attention_simt_kernel<F: Float>(
     // diagonal.
     let mut key_end = sk;
     if comptime!(cfg.causal) {
-        let last = min_index(row0 + r, sq);
-        key_end = select(last + sk > sq, min_index(last + sk - sq, sk), 0);
+        key_end = causal_key_end(row0 + r, sq, sk);
     }
     let tiles = key_end.div_ceil(g);
     let k_base = b * k_strides[0] + hk * k_strides[1];
@@ -244,6 +243,14 @@ pub fn attention_simt_kernel<F: Float>(
 }
 
 /// The smaller of two indices.
+/// The keys that rows below `rows_end` see under the bottom-right causal mask (row `i` sees
+/// the keys below `i + sk − sq + 1`): `min(rows_end + sk − sq, sk)`, 0 where that is not
+/// positive.
+#[cube]
+fn causal_key_end(rows_end: usize, sq: usize, sk: usize) -> usize {
+    select(rows_end + sk > sq, min_index(rows_end + sk - sq, sk), 0)
+}
+
 #[cube]
 fn min_index(a: usize, b: usize) -> usize {
     select(a < b, a, b)
