@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# s27-b (the s27-a pack, the same warm H200). Issue 22's shape classes on the H200 with the
+# automatic choices of today (the last H200 figures of most are s17/s18): decode rows, ragged
+# neighbours of 4096³, mid sizes, batched products (with two staged-epilogue shapes forced at
+# depth 128, where s27-a times them on squares), each against cuBLAS in the same process.
+# Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way.
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s27-b/commands.sh
+set -u
+LIMIT=${LIMIT:-560}
+source docs/bench-h200/lib.sh
+B=.gpu/bin
+MM='matmul/(auto[^/]*[^u]|cublas)/cuda/'
+{
+stamp
+echo "=== torch"; timeout 25 python3 scripts/anchors_ops.py 2>&1 | grep ' op '
+echo "=== cubeport bench cuda --family ops"
+timeout 50 $B/cubeport bench --backend cuda --family ops 2>&1 | grep -E '^(op |launch)|rror'
+echo "=== cubeport bench wgpu --family ops"
+timeout 50 $B/cubeport bench --backend wgpu --family ops 2>&1 | grep -E '^(op |launch)|rror'
+stamp
+} > "$OUT/host.txt" 2>&1
+{
+stamp
+echo "##### copy (the roof's rate)"
+CUBEPORT_BACKEND=cuda run 20 $B/bench-activation --bench 'copy/vec/.*/f32/'
+echo "##### batched f16 / bf16: automatic, two staged shapes, strided-batched cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=256x256x256 CUBEPORT_PEER_SIZES=256x256x256 \
+  CUBEPORT_MATMUL_VARIANTS=tc128x128x64_w2x2_a3_mma_st,tc128x128x32_w2x2_a2_mma_st \
+  CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,64x128x2048x2048 run 80 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/cuda/[^/]*/[0-9]+x[0-9]+x[0-9]+x'
+echo "##### batched f32: automatic, strided-batched cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f32 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=256x256x256 CUBEPORT_PEER_SIZES=256x256x256 \
+  CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,64x128x2048x2048 run 45 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|cublas)/cuda/[^/]*/[0-9]+x[0-9]+x[0-9]+x'
+echo "##### mid sizes, every dtype: automatic, cuBLAS"
+D=512x512x512,1000x1000x1000,1024x1024x1024,2048x2048x2048
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 90 $B/bench-matmul --bench "$MM"
+echo "##### decode rows and ragged neighbours, every dtype: automatic, cuBLAS"
+D=1x4096x4096,8x4096x4096,64x4096x4096,512x4096x4096,4096x4096x4096,4095x4097x4093
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 120 $B/bench-matmul --bench "$MM"
+stamp
+} > "$OUT/matmul.txt" 2>&1
+kill $dog 2>/dev/null
+cat "$OUT/host.txt"
+grep -E '^(matmul|copy)/|time:|panick|rror' "$OUT/matmul.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g'
