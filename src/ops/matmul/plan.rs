@@ -1052,8 +1052,8 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
             TcShape::T64X128
         };
         // Where the shape does not run (Vulkan's 48 KiB of shared memory holds no 128-row
-        // block), `cmma`. `tc64x128x32_w2x2_p2` fits there but is not yet chosen: it has not
-        // run through SPIR-V's cooperative matrices on a device that has them.
+        // block), `cmma`. `tc64x128x32_w2x2_p2` fits there but is not chosen: through SPIR-V's
+        // cooperative matrices it ran no faster than `cmma` (BENCHMARKS.md, wgpu section).
         let v = MatmulVariant::Tc(shape);
         return if v.runs_on(caps, dtype) {
             v
