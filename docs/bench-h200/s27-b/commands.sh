@@ -3,7 +3,8 @@
 # automatic choices of today (the last H200 figures of most are s17/s18): decode rows, ragged
 # neighbours of 4096³, mid sizes, batched products (with two staged-epilogue shapes forced at
 # depth 128, where s27-a times them on squares), each against cuBLAS in the same process.
-# Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way.
+# Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way. Issue
+# 24: ncu's view of one automatic bf16 D128 attention launch, where time is left.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s27-b/commands.sh
 set -u
 LIMIT=${LIMIT:-560}
@@ -38,6 +39,14 @@ D=1x4096x4096,8x4096x4096,64x4096x4096,512x4096x4096,4096x4096x4096,4095x4097x40
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 120 $B/bench-matmul --bench "$MM"
 stamp
 } > "$OUT/matmul.txt" 2>&1
+{
+stamp
+# Issue 24: what holds the automatic D128 kernel under flash's rate (0.78-0.81x). One launch.
+SEC="--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section InstructionStats"
+l=$(left); [ "$l" -gt 40 ] && CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=bf16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128 CUBEPORT_KERNEL_CACHE=off \
+  timeout $(( l - 5 )) ncu --clock-control none $SEC -k regex:attention --launch-count 1 $B/bench-attention --bench 'nothing-timed' 2>&1 | grep -vE '^==PROF==|^ *-+ *$' | cut -c1-150
+stamp
+} > "$OUT/ncu-attention.txt" 2>&1
 kill $dog 2>/dev/null
 cat "$OUT/host.txt"
 grep -E '^(matmul|copy)/|time:|panick|rror' "$OUT/matmul.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g'
