@@ -15,6 +15,7 @@ pub mod norm;
 pub mod peak;
 pub mod reduce;
 pub mod softmax;
+pub mod staging;
 pub mod transpose;
 
 /// A hash of this crate's kernel sources, computed at build time: part of the persistent kernel

@@ -57,7 +57,7 @@ pub fn allocation_beyond_limit<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 /// Uploads and reads of every size class round-trip exactly: small (cubecl's path), at and past
-/// the direct-copy threshold (CUDA's direct path), through a `PinnedBuffer` and a plain slice,
+/// the direct-copy threshold (CUDA's direct path) and the piecewise one (other runtimes), through a `PinnedBuffer` and a plain slice,
 /// with seeded data and a poisoned destination; a short buffer is a typed error.
 pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
     // Up to three of CUDA's 8 MiB staging chunks, the last one ragged.
@@ -88,6 +88,13 @@ pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
         let mut y = DeviceTensor::<f32>::empty(client, &[n]).unwrap();
         cubeport::copy_into(client, p.as_ref(), y.as_mut()).unwrap();
         assert_eq!(y.to_vec(client).unwrap(), x, "copy of an uploaded {n}");
+    }
+    // Halves whose byte length is no multiple of 4 (the piecewise upload pads its last piece),
+    // past the size where uploads go in pieces on runtimes other than CUDA.
+    for n in [(5usize << 20) + 1, (9 << 19) + 7] {
+        let x: Vec<half::f16> = seeded(n as u64, n, -1.0, 1.0);
+        let d = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
+        assert!(d.to_vec(client).unwrap() == x, "f16 from_slice/to_vec of {n}");
     }
     let short = cubeport::PinnedBuffer::<f32>::new(client, 4).unwrap();
     let r = DeviceTensor::from_pinned(client, &short, &[5]);

@@ -3,7 +3,8 @@
 # automatic choices of today (the last H200 figures of most are s17/s18): decode rows, ragged
 # neighbours of 4096³, mid sizes, batched products (with two staged-epilogue shapes forced at
 # depth 128, where s27-a times them on squares), each against cuBLAS in the same process.
-# Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way. Issue
+# Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way, and
+# the transfers (wgpu uploads of 8 MiB and more now go in 1 MiB pieces). Issue
 # 24: ncu's view of one automatic bf16 D128 attention launch, where time is left.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s27-b/commands.sh
 set -u
@@ -14,10 +15,10 @@ MM='matmul/(auto[^/]*[^u]|cublas)/cuda/'
 {
 stamp
 echo "=== torch"; timeout 25 python3 scripts/anchors_ops.py 2>&1 | grep ' op '
-echo "=== cubeport bench cuda --family ops"
-timeout 50 $B/cubeport bench --backend cuda --family ops 2>&1 | grep -E '^(op |launch)|rror'
-echo "=== cubeport bench wgpu --family ops"
-timeout 50 $B/cubeport bench --backend wgpu --family ops 2>&1 | grep -E '^(op |launch)|rror'
+echo "=== cubeport bench cuda --family transfers (and ops)"
+timeout 70 $B/cubeport bench --backend cuda --family transfers 2>&1 | grep -E '^(op |launch|transfer|overlap)|rror'
+echo "=== cubeport bench wgpu --family transfers (and ops)"
+timeout 80 $B/cubeport bench --backend wgpu --family transfers 2>&1 | grep -E '^(op |launch|transfer|overlap)|rror'
 stamp
 } > "$OUT/host.txt" 2>&1
 {
