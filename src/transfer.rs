@@ -19,8 +19,8 @@
 
 use crate::{Error, Scalar};
 use cubecl::prelude::*;
-use cubeport_kernels::staging::copy_words_kernel;
 use cubecl::server::Handle;
+use cubeport_kernels::staging::copy_words_kernel;
 use std::marker::PhantomData;
 
 /// Pageable transfers at least this large take cubeport's staged path on CUDA (below it the

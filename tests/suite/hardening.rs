@@ -94,7 +94,10 @@ pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
     for n in [(5usize << 20) + 1, (9 << 19) + 7] {
         let x: Vec<half::f16> = seeded(n as u64, n, -1.0, 1.0);
         let d = DeviceTensor::from_slice(client, &x, &[n]).unwrap();
-        assert!(d.to_vec(client).unwrap() == x, "f16 from_slice/to_vec of {n}");
+        assert!(
+            d.to_vec(client).unwrap() == x,
+            "f16 from_slice/to_vec of {n}"
+        );
     }
     let short = cubeport::PinnedBuffer::<f32>::new(client, 4).unwrap();
     let r = DeviceTensor::from_pinned(client, &short, &[5]);
