@@ -446,7 +446,7 @@ pub(crate) fn upload<R: Runtime>(client: &ComputeClient<R>, data: &[u8]) -> Resu
     Ok(client.create_from_slice(data))
 }
 
-/// Uploads at least this large go in pieces where cubecl copies them (every runtime but CUDA).
+/// Transfers at least this large go in pieces where cubecl moves them (every runtime but CUDA).
 /// Below it the allocator already reuses its memory for cubecl's copies (on lavapipe, 4 MiB
 /// whole ran faster than in pieces, 16 MiB slower).
 const PIECES_MIN_BYTES: usize = 8 << 20;
@@ -521,7 +521,8 @@ pub(crate) fn upload_pinned<R: Runtime>(
 }
 
 /// The first `len` elements of `handle` as a new `Vec`: pipelined through pinned staging chunks
-/// on CUDA for large reads (one host pass into the `Vec`), else through cubecl's read.
+/// on CUDA for large reads (one host pass into the `Vec`), in pieces elsewhere
+/// ([`read_pieces`]), else through cubecl's read.
 pub(crate) fn download_vec<R: Runtime, E: Scalar>(
     client: &ComputeClient<R>,
     handle: &Handle,
@@ -547,12 +548,20 @@ pub(crate) fn download_vec<R: Runtime, E: Scalar>(
         }
         return Ok(out);
     }
-    let read = client.read_one(handle.clone()).map_err(|e| Error::Read {
-        message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
-    })?;
+    if bytes >= PIECES_MIN_BYTES {
+        let mut out: Vec<E> = Vec::with_capacity(len);
+        // SAFETY: `out` has room for `len` elements (`bytes` bytes); `read_pieces` writes all of
+        // them before returning Ok, and any bit pattern is a valid `E` (`Scalar: Pod`).
+        unsafe {
+            read_pieces(client, handle, out.as_mut_ptr().cast(), bytes)?;
+            out.set_len(len);
+        }
+        crate::guard::after_read("DeviceTensor::to_vec")?;
+        return Ok(out);
+    }
+    let read = client.read_one(handle.clone()).map_err(read_error)?;
     // A swallowed compile panic of an earlier queued op leaves stale data behind.
     crate::guard::after_read("DeviceTensor::to_vec")?;
-    let _ = bytes;
     // Take cubecl's buffer as it is where its allocation allows, else copy once.
     match read.try_into_vec::<E>() {
         Ok(mut v) if v.len() >= len => {
@@ -569,6 +578,69 @@ pub(crate) fn download_vec<R: Runtime, E: Scalar>(
                 .ok_or_else(|| short_read(all.len(), len))
         }
     }
+}
+
+fn read_error(e: impl std::fmt::Debug) -> Error {
+    Error::Read {
+        message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
+    }
+}
+
+/// Pieces a piecewise read requests at once (one round trip to the runner thread each).
+const PIECES_PER_READ: usize = 8;
+
+/// Reads the first `bytes` bytes of `handle` into `dst` in [`PIECE_BYTES`] pieces, the next
+/// batch of pieces in flight while this one is copied out.
+///
+/// cubecl 0.10 reads a buffer through one staging buffer of its whole size, which the runtime
+/// allocates (and the driver maps) anew for a large tensor; pieces reuse the staging pool's
+/// memory, and each one's copy into `dst` stays in cache.
+///
+/// # Safety
+/// `dst` must be valid for writes of `bytes` bytes.
+unsafe fn read_pieces<R: Runtime>(
+    client: &ComputeClient<R>,
+    handle: &Handle,
+    dst: *mut u8,
+    bytes: usize,
+) -> Result<(), Error> {
+    let short = |got: usize| Error::Read {
+        message: format!("the runtime returned {got} bytes, {bytes} expected"),
+    };
+    let used = handle.size_in_used() as usize;
+    if used < bytes {
+        return Err(short(used));
+    }
+    let batch = PIECE_BYTES * PIECES_PER_READ;
+    let request = |at: usize| {
+        let pieces = (at..(at + batch).min(bytes))
+            .step_by(PIECE_BYTES)
+            .map(|off| {
+                let end = (off + PIECE_BYTES).min(bytes);
+                handle
+                    .clone()
+                    .offset_start(off as u64)
+                    .offset_end((used - end) as u64)
+            })
+            .collect();
+        client.read_async(pieces)
+    };
+    let mut next = Some(request(0));
+    let mut at = 0;
+    while let Some(pending) = next.take() {
+        if at + batch < bytes {
+            next = Some(request(at + batch));
+        }
+        let pieces = cubecl::future::block_on(pending).map_err(read_error)?;
+        for piece in pieces {
+            let n = piece.len().min(bytes - at);
+            // SAFETY: `at + n <= bytes`, inside `dst` by the caller's promise; `piece` holds at
+            // least `n` bytes and does not overlap `dst` (it is the runtime's staging memory).
+            unsafe { std::ptr::copy_nonoverlapping(piece.as_ptr(), dst.add(at), n) };
+            at += n;
+        }
+    }
+    if at == bytes { Ok(()) } else { Err(short(at)) }
 }
 
 fn short_read(got: usize, want: usize) -> Error {
@@ -694,9 +766,12 @@ pub(crate) fn download<R: Runtime>(
     if let Some(cuda_client) = as_cuda(client) {
         return cuda::read(cuda_client, handle, dst);
     }
-    let bytes = client.read_one(handle.clone()).map_err(|e| Error::Read {
-        message: format!("{e:?}").lines().next().unwrap_or("").to_string(),
-    })?;
+    if dst.len() >= PIECES_MIN_BYTES {
+        // SAFETY: `dst` is valid for writes of its whole length.
+        unsafe { read_pieces(client, handle, dst.as_mut_ptr(), dst.len())? };
+        return crate::guard::after_read("read");
+    }
+    let bytes = client.read_one(handle.clone()).map_err(read_error)?;
     crate::guard::after_read("read")?;
     let n = dst.len().min(bytes.len());
     dst[..n].copy_from_slice(&bytes[..n]);
