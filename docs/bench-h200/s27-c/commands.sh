@@ -5,18 +5,19 @@
 # also checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
 # norms in halves against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
 # transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98).
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=570 bash docs/bench-h200/s27-c/commands.sh
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=480 bash docs/bench-h200/s27-c/commands.sh
+# (order: tests, attention, norms, wgpu transfers, depth 128; each part cut to what is left)
 set -u
-LIMIT=${LIMIT:-570}
+LIMIT=${LIMIT:-480}
 source docs/bench-h200/lib.sh
 B=.gpu/bin; M=$B/main
 ST=tc128x128x64_w2x2_a3_mma_st,tc128x128x32_w2x2_a2_mma_st
 mkdir -p "$OUT/t"
 {
 stamp
-CUBEPORT_STRICT=1 timeout 165 $M --test-threads 16 cuda::attention > "$OUT/tests-full.txt" 2>&1 & pids="$!"
+CUBEPORT_STRICT=1 timeout 130 $M --test-threads 16 cuda::attention > "$OUT/tests-full.txt" 2>&1 & pids="$!"
 for tool in memcheck racecheck; do
-  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$ST CUBEPORT_MATMUL_ONLY=1 timeout 160 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$ST CUBEPORT_MATMUL_ONLY=1 timeout 128 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
 done
 wait $pids
 echo "## strict CUDA attention tests: $(grep -cE '^test .* ok$' "$OUT/tests-full.txt") ok"
@@ -29,31 +30,33 @@ rm -rf "$OUT/t"
 stamp
 echo "##### attention f16 and bf16, D128 and D64, automatic, causal and not"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
-  run 100 $B/bench-attention --bench 'attention/(causal_)?auto'
+  run 90 $B/bench-attention --bench 'attention/(causal_)?auto'
 echo "##### PyTorch SDPA (same call)"
 l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 40 ? l - 2 : 38 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64) b?float16'
 stamp
 } > "$OUT/attention.txt" 2>&1
+{
+stamp
+echo "##### norms f16 / bf16, automatic; copy of the same size"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
+  run 70 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
+stamp
+} > "$OUT/norm.txt" 2>&1
+{
+stamp
+echo "=== cubeport bench wgpu --family transfers (and ops)"
+l=$(left); [ "$l" -gt 20 ] && timeout $(( l < 75 ? l - 5 : 70 )) $B/cubeport bench --backend wgpu --family transfers 2>&1 | grep -E '^(op |launch|transfer|overlap|wall)|rror'
+stamp
+} > "$OUT/host.txt" 2>&1
 S=4096x4096x128,8192x8192x128
 {
 stamp
-echo "##### copy (the roof's rate)"
-CUBEPORT_BACKEND=cuda run 20 $B/bench-activation --bench 'copy/vec/.*/f32/'
-echo "##### norms f16 / bf16, automatic; copy of the same size"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
-  run 75 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
 echo "##### f16 depth 128: automatic, staged manual-MMA shapes, cuBLAS"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$ST \
   CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 70 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/'
 stamp
 } > "$OUT/bench.txt" 2>&1
-{
-stamp
-echo "=== cubeport bench wgpu --family transfers (and ops)"
-l=$(left); [ "$l" -gt 20 ] && timeout $(( l - 5 )) $B/cubeport bench --backend wgpu --family transfers 2>&1 | grep -E '^(op |launch|transfer|overlap|wall)|rror'
-stamp
-} > "$OUT/host.txt" 2>&1
 kill $dog 2>/dev/null
 cat "$OUT/tests.txt"; tail -c 2500 "$OUT/attention.txt"
-grep -E '^(matmul|copy|norm)/|time:' "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
+grep -E '^(matmul|copy|norm)/|time:' "$OUT/norm.txt" "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | sed 's/^[a-z/]*.txt://' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
 cat "$OUT/host.txt"
