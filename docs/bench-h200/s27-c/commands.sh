@@ -15,9 +15,9 @@ ST=tc128x128x64_w2x2_a3_mma_st,tc128x128x32_w2x2_a2_mma_st
 mkdir -p "$OUT/t"
 {
 stamp
-CUBEPORT_STRICT=1 timeout 130 $M --test-threads 16 cuda::attention > "$OUT/tests-full.txt" 2>&1 & pids="$!"
+CUBEPORT_STRICT=1 timeout ${TEST_S:-130} $M --test-threads 16 cuda::attention > "$OUT/tests-full.txt" 2>&1 & pids="$!"
 for tool in memcheck racecheck; do
-  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$ST CUBEPORT_MATMUL_ONLY=1 timeout 128 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$ST CUBEPORT_MATMUL_ONLY=1 timeout $(( ${TEST_S:-130} - 2 )) compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
 done
 wait $pids
 echo "## strict CUDA attention tests: $(grep -cE '^test .* ok$' "$OUT/tests-full.txt") ok"
@@ -29,7 +29,7 @@ rm -rf "$OUT/t"
 {
 stamp
 echo "##### attention f16 and bf16, D128 and D64, automatic, causal and not"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=${ATT_DTYPES:-f16,bf16} CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
   run 90 $B/bench-attention --bench 'attention/(causal_)?auto'
 echo "##### PyTorch SDPA (same call)"
 l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 40 ? l - 2 : 38 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64) b?float16'
