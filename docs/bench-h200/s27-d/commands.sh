@@ -18,7 +18,7 @@ CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=tc128x128x64_w2x2_a3_mma_st,tc128
   timeout $T $B/example-matmul_variants > "$OUT/mm-variants.txt" 2>&1 & pids="$pids $!"
 wait $pids
 {
-echo "## attention variants: $(grep -c ': ok' "$OUT/att-variants.txt") ok, $(grep -c 'FAILED' "$OUT/att-variants.txt") FAILED"
+echo "## attention variants: $(grep -c 'tolerance ok' "$OUT/att-variants.txt") ok, $(grep -c 'FAILED' "$OUT/att-variants.txt") FAILED"
 grep -E 'FAILED|panicked|variant runs' "$OUT/att-variants.txt" | head -10; tail -2 "$OUT/att-variants.txt"
 echo "## strict CUDA attention tests: $(grep -cE '^test .* ok$' "$OUT/tests-full.txt") ok"
 grep -E '^test result|FAILED|panicked|SKIP' "$OUT/tests-full.txt" | head -10
