@@ -9,8 +9,9 @@
 //! engine moves the other on a stream of cubeport's own (one host pass in all, overlapped with
 //! the DMA), and cubecl's device thread stays free for other threads' launches. Transfers from
 //! and into a [`PinnedBuffer`] are single direct DMAs, with no host copy. On other runtimes
-//! (wgpu) a large upload goes through cubecl in pieces that stay in the CPU's caches, each
-//! placed into the whole buffer by a copy kernel ([`upload_pieces`]).
+//! (wgpu) large transfers go through cubecl in pieces that stay in the CPU's caches: an upload's
+//! pieces are placed into the whole buffer by a copy kernel ([`upload_pieces`]), a read takes
+//! slices of the buffer ([`read_pieces`]).
 //!
 //! Ordering: cubecl allocates from a per-stream pool, so a new buffer may reuse memory that an
 //! earlier kernel of the calling thread's stream still reads; the upload therefore waits for
@@ -494,7 +495,6 @@ fn upload_pieces<R: Runtime>(client: &ComputeClient<R>, data: &[u8]) -> Result<H
                     VEC / 4,
                     ArrayArg::from_raw_parts(src, count * VEC / 4),
                     ArrayArg::from_raw_parts(out.clone(), out.size_in_used() as usize / 4),
-                    0,
                     i * PIECE_BYTES / VEC,
                     count,
                 );

@@ -57,8 +57,9 @@ pub fn allocation_beyond_limit<R: Runtime>(client: &ComputeClient<R>) {
 }
 
 /// Uploads and reads of every size class round-trip exactly: small (cubecl's path), at and past
-/// the direct-copy threshold (CUDA's direct path) and the piecewise one (other runtimes), through a `PinnedBuffer` and a plain slice,
-/// with seeded data and a poisoned destination; a short buffer is a typed error.
+/// the direct-copy threshold (CUDA's direct path) and the piecewise one (other runtimes),
+/// through a `PinnedBuffer` and a plain slice, with seeded data and a poisoned destination; a
+/// short buffer is a typed error.
 pub fn transfers_round_trip<R: Runtime>(client: &ComputeClient<R>) {
     // Up to three of CUDA's 8 MiB staging chunks, the last one ragged.
     for n in [

@@ -242,7 +242,6 @@ pub fn attention_simt_kernel<F: Float>(
     }
 }
 
-/// The smaller of two indices.
 /// The keys that rows below `rows_end` see under the bottom-right causal mask (row `i` sees
 /// the keys below `i + sk − sq + 1`): `min(rows_end + sk − sq, sk)`, 0 where that is not
 /// positive.
@@ -251,6 +250,7 @@ fn causal_key_end(rows_end: usize, sq: usize, sk: usize) -> usize {
     select(rows_end + sk > sq, min_index(rows_end + sk - sq, sk), 0)
 }
 
+/// The smaller of two indices.
 #[cube]
 fn min_index(a: usize, b: usize) -> usize {
     select(a < b, a, b)
