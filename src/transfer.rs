@@ -568,14 +568,14 @@ pub(crate) fn download_vec<R: Runtime, E: Scalar>(
             v.truncate(len);
             Ok(v)
         }
-        Ok(v) => Err(short_read(v.len(), len)),
+        Ok(v) => Err(short_read(v.len(), len, "elements")),
         Err(read) => {
             let all: &[E] = bytemuck::try_cast_slice(&read[..]).map_err(|e| Error::Read {
                 message: e.to_string(),
             })?;
             all.get(..len)
                 .map(<[E]>::to_vec)
-                .ok_or_else(|| short_read(all.len(), len))
+                .ok_or_else(|| short_read(all.len(), len, "elements"))
         }
     }
 }
@@ -604,9 +604,7 @@ unsafe fn read_pieces<R: Runtime>(
     dst: *mut u8,
     bytes: usize,
 ) -> Result<(), Error> {
-    let short = |got: usize| Error::Read {
-        message: format!("the runtime returned {got} bytes, {bytes} expected"),
-    };
+    let short = |got: usize| short_read(got, bytes, "bytes");
     let used = handle.size_in_used() as usize;
     if used < bytes {
         return Err(short(used));
@@ -643,9 +641,10 @@ unsafe fn read_pieces<R: Runtime>(
     if at == bytes { Ok(()) } else { Err(short(at)) }
 }
 
-fn short_read(got: usize, want: usize) -> Error {
+/// The error of a read that returned fewer `unit`s (elements or bytes) than the tensor holds.
+fn short_read(got: usize, want: usize, unit: &str) -> Error {
     Error::Read {
-        message: format!("the runtime returned {got} elements, {want} expected"),
+        message: format!("the runtime returned {got} {unit}, {want} expected"),
     }
 }
 
