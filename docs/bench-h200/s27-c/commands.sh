@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # s27-c: s27-a cut to one call (device time for one start was left after failed starts).
 # Strict CUDA attention tests (the plane skipping causal tiles above its rows, 3f89b2d,
-# re-applied in 8e2b821 and reverted again in 5a8d60b and 5c11b45 (s28): `git revert 5c11b45` before packing) with compute-sanitizer on two staged-epilogue matmul shapes (`_st`,
-# also checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
+# re-applied in 8e2b821 and reverted again in 5a8d60b and 5c11b45 (s28): `git revert 5c11b45`
+# before packing) with compute-sanitizer on two staged-epilogue matmul shapes (`_st`, also
+# checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
 # norms in halves against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
 # transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98).
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=480 bash docs/bench-h200/s27-c/commands.sh
@@ -58,5 +59,5 @@ stamp
 } > "$OUT/bench.txt" 2>&1
 kill $dog 2>/dev/null
 cat "$OUT/tests.txt"; tail -c 2500 "$OUT/attention.txt"
-grep -E '^(matmul|copy|norm)/|time:' "$OUT/norm.txt" "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | sed 's/^[a-z/]*.txt://' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
+grep -hE '^(matmul|copy|norm)/|time:' "$OUT/norm.txt" "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
 cat "$OUT/host.txt"
