@@ -211,6 +211,11 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
     let va = def.vectors_per_lane(cmma::MatrixIdent::A);
     let vc = def.vectors_per_lane(cmma::MatrixIdent::Accumulator);
     let warp_row0 = row0 + warp * comptime!(16 * cfg.m_tiles);
+    // Keys this plane's rows can see (with the causal mask, fewer than the cube's last rows).
+    let mut warp_end = key_end;
+    if comptime!(cfg.causal) {
+        warp_end = causal_key_end(warp_row0 + comptime!(16 * cfg.m_tiles), sq, sk);
+    }
 
     // With `q_regs`, this plane's Q rows as A fragments (row tile mt, 16 dims ks at
     // `mt · ksteps + ks`), loaded once.
@@ -284,200 +289,207 @@ pub fn attention_mma_kernel<F: Float, N: Size>(
                 }
                 bars.index(s).wait_parity(phase);
                 let stage0 = comptime!(s * cfg.keys * (cfg.head_dim + PAD) / 8);
-
-                // S = Q·Kᵀ: one m16n8 accumulator per row tile and 8 keys (`mt · ntiles + nt`).
-                let mut acc_s = Sequence::<Array<Vector<f32, NC>>>::new();
-                #[unroll]
-                for _ in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
-                    acc_s.push(zeros::<NC>(vc));
-                }
-                #[unroll]
-                for ks in 0..ksteps {
-                    let mut fq_step = Sequence::<Array<Vector<F, NA>>>::new();
-                    if comptime!(!cfg.q_regs) {
-                        #[unroll]
-                        for mt in 0..mts {
-                            fq_step.push(load_q::<F, NA>(&def, &q_s, warp, mt, ks, lane, cfg));
-                        }
+                // A causal tile wholly above this plane's rows is skipped: its scores would all be
+                // −∞ and change nothing (the cube's last row blocks reach past its first planes).
+                if j0 < warp_end {
+                    // S = Q·Kᵀ: one m16n8 accumulator per row tile and 8 keys (`mt · ntiles + nt`).
+                    let mut acc_s = Sequence::<Array<Vector<f32, NC>>>::new();
+                    #[unroll]
+                    for _ in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
+                        acc_s.push(zeros::<NC>(vc));
                     }
                     #[unroll]
-                    for np in 0..comptime!(cfg.keys / 16) {
-                        // Matrices: keys 0–7 / dims 0–7, keys 0–7 / dims 8–15, keys 8–15 /
-                        // dims 0–7, keys 8–15 / dims 8–15 of this 16 × 16 block.
-                        let key = np * 16 + lane % 8 + (lane / 16) * 8;
-                        let at = stage0 + key * pitch + ks * 2 + (lane / 8) % 2;
-                        let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
-                            &k_s.slice(at, at + 1),
-                            cmma::MatrixIdent::B,
-                            4usize,
-                            false,
-                        );
-                        let (lo, hi) = split_b::<F, NB>(&r);
+                    for ks in 0..ksteps {
+                        let mut fq_step = Sequence::<Array<Vector<F, NA>>>::new();
+                        if comptime!(!cfg.q_regs) {
+                            #[unroll]
+                            for mt in 0..mts {
+                                fq_step.push(load_q::<F, NA>(&def, &q_s, warp, mt, ks, lane, cfg));
+                            }
+                        }
+                        #[unroll]
+                        for np in 0..comptime!(cfg.keys / 16) {
+                            // Matrices: keys 0–7 / dims 0–7, keys 0–7 / dims 8–15, keys 8–15 /
+                            // dims 0–7, keys 8–15 / dims 8–15 of this 16 × 16 block.
+                            let key = np * 16 + lane % 8 + (lane / 16) * 8;
+                            let at = stage0 + key * pitch + ks * 2 + (lane / 8) % 2;
+                            let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
+                                &k_s.slice(at, at + 1),
+                                cmma::MatrixIdent::B,
+                                4usize,
+                                false,
+                            );
+                            let (lo, hi) = split_b::<F, NB>(&r);
+                            #[unroll]
+                            for mt in 0..mts {
+                                let a = if comptime!(cfg.q_regs) {
+                                    fq.index(mt * ksteps + ks)
+                                } else {
+                                    fq_step.index(mt)
+                                };
+                                def.execute_inplace(a, &lo, acc_s.index_mut(mt * ntiles + np * 2));
+                                def.execute_inplace(
+                                    a,
+                                    &hi,
+                                    acc_s.index_mut(mt * ntiles + np * 2 + 1),
+                                );
+                            }
+                        }
+                    }
+
+                    // Online softmax on the registers: element e of vector half of tile nt of row
+                    // tile mt is row `16·mt + quad + 8·half` of the plane, key
+                    // `j0 + 8·nt + 2·tq + e`.
+                    if comptime!(!cfg.raw_scores) {
+                        #[unroll]
+                        for t in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
+                            #[unroll]
+                            for half in 0..2usize {
+                                let mut vals = acc_s.index(t)[half];
+                                vals *= Vector::<f32, NC>::new(scale);
+                                acc_s.index_mut(t)[half] = vals;
+                            }
+                        }
+                    }
+                    // Tiles past the keys' end or crossing this plane's diagonal are masked in one
+                    // branch around the whole tile: a test per score, even predicated off, costs
+                    // its issue slots on every tile (the compiler predicates a per-score branch).
+                    let mut needs_mask = j0 + bc > sk;
+                    if comptime!(cfg.causal) {
+                        needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
+                    }
+                    if needs_mask {
+                        let base = i32::cast_from(j0 + tq * 2);
                         #[unroll]
                         for mt in 0..mts {
-                            let a = if comptime!(cfg.q_regs) {
-                                fq.index(mt * ksteps + ks)
-                            } else {
-                                fq_step.index(mt)
-                            };
-                            def.execute_inplace(a, &lo, acc_s.index_mut(mt * ntiles + np * 2));
-                            def.execute_inplace(a, &hi, acc_s.index_mut(mt * ntiles + np * 2 + 1));
+                            #[unroll]
+                            for half in 0..2usize {
+                                // Row i sees the keys below `end`.
+                                let mut end = sk;
+                                if comptime!(cfg.causal) {
+                                    let i = warp_row0 + mt * 16 + quad + half * 8;
+                                    end = causal_key_end(i + 1, sq, sk);
+                                }
+                                let rel = i32::cast_from(end) - base;
+                                #[unroll]
+                                for nt in 0..ntiles {
+                                    let mut vals = acc_s.index(mt * ntiles + nt)[half];
+                                    #[unroll]
+                                    for e in 0..2usize {
+                                        let c = i32::cast_from(nt * 8 + e);
+                                        vals[e] = select(c >= rel, neg_inf, vals[e]);
+                                    }
+                                    acc_s.index_mut(mt * ntiles + nt)[half] = vals;
+                                }
+                            }
                         }
                     }
-                }
-
-                // Online softmax on the registers: element e of vector half of tile nt of row
-                // tile mt is row `16·mt + quad + 8·half` of the plane, key
-                // `j0 + 8·nt + 2·tq + e`.
-                if comptime!(!cfg.raw_scores) {
-                    #[unroll]
-                    for t in 0..comptime!(cfg.m_tiles * cfg.keys / 8) {
-                        #[unroll]
-                        for half in 0..2usize {
-                            let mut vals = acc_s.index(t)[half];
-                            vals *= Vector::<f32, NC>::new(scale);
-                            acc_s.index_mut(t)[half] = vals;
-                        }
-                    }
-                }
-                // Tiles past the keys' end or crossing this plane's diagonal are masked in one
-                // branch around the whole tile: a test per score, even predicated off, costs
-                // its issue slots on every tile (the compiler predicates a per-score branch).
-                let mut needs_mask = j0 + bc > sk;
-                if comptime!(cfg.causal) {
-                    needs_mask = needs_mask || j0 + bc + sq > warp_row0 + sk;
-                }
-                if needs_mask {
-                    let base = i32::cast_from(j0 + tq * 2);
+                    let mut alpha = Array::<f32>::new(rows2);
+                    let mut unchanged = true;
                     #[unroll]
                     for mt in 0..mts {
                         #[unroll]
                         for half in 0..2usize {
-                            // Row i sees the keys below `end`.
-                            let mut end = sk;
-                            if comptime!(cfg.causal) {
-                                let i = warp_row0 + mt * 16 + quad + half * 8;
-                                end = causal_key_end(i + 1, sq, sk);
+                            let rr = mt * 2 + half;
+                            let mut mx = neg_inf;
+                            #[unroll]
+                            for nt in 0..ntiles {
+                                let vals = acc_s.index(mt * ntiles + nt)[half];
+                                #[unroll]
+                                for e in 0..2usize {
+                                    mx = f32::max(mx, vals[e]);
+                                }
                             }
-                            let rel = i32::cast_from(end) - base;
+                            mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
+                            mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
+                            let m_old = m[rr];
+                            let m_new = f32::max(m_old, mx);
+                            // A row that has seen only −∞ so far takes 0 as its reference, so its
+                            // masked scores give exp(−∞) = 0 without a test per score.
+                            let m_use = select(m_new == neg_inf, 0.0, m_new);
+                            let shift = -m_use * es;
+                            let a = select(m_new == m_old, 1.0, fast_exp((m_old - m_use) * es));
+                            let mut sum = 0.0f32;
                             #[unroll]
                             for nt in 0..ntiles {
                                 let mut vals = acc_s.index(mt * ntiles + nt)[half];
                                 #[unroll]
                                 for e in 0..2usize {
-                                    let c = i32::cast_from(nt * 8 + e);
-                                    vals[e] = select(c >= rel, neg_inf, vals[e]);
+                                    let p = fast_exp(fma(vals[e], es, shift));
+                                    vals[e] = p;
+                                    sum += p;
                                 }
                                 acc_s.index_mut(mt * ntiles + nt)[half] = vals;
                             }
+                            l[rr] = l[rr] * a + sum;
+                            m[rr] = m_new;
+                            alpha[rr] = a;
+                            unchanged = unchanged && m_new == m_old;
                         }
                     }
-                }
-                let mut alpha = Array::<f32>::new(rows2);
-                let mut unchanged = true;
-                #[unroll]
-                for mt in 0..mts {
-                    #[unroll]
-                    for half in 0..2usize {
-                        let rr = mt * 2 + half;
-                        let mut mx = neg_inf;
-                        #[unroll]
-                        for nt in 0..ntiles {
-                            let vals = acc_s.index(mt * ntiles + nt)[half];
-                            #[unroll]
-                            for e in 0..2usize {
-                                mx = f32::max(mx, vals[e]);
-                            }
-                        }
-                        mx = f32::max(mx, plane_shuffle_xor(mx, 1u32));
-                        mx = f32::max(mx, plane_shuffle_xor(mx, 2u32));
-                        let m_old = m[rr];
-                        let m_new = f32::max(m_old, mx);
-                        // A row that has seen only −∞ so far takes 0 as its reference, so its
-                        // masked scores give exp(−∞) = 0 without a test per score.
-                        let m_use = select(m_new == neg_inf, 0.0, m_new);
-                        let shift = -m_use * es;
-                        let a = select(m_new == m_old, 1.0, fast_exp((m_old - m_use) * es));
-                        let mut sum = 0.0f32;
-                        #[unroll]
-                        for nt in 0..ntiles {
-                            let mut vals = acc_s.index(mt * ntiles + nt)[half];
-                            #[unroll]
-                            for e in 0..2usize {
-                                let p = fast_exp(fma(vals[e], es, shift));
-                                vals[e] = p;
-                                sum += p;
-                            }
-                            acc_s.index_mut(mt * ntiles + nt)[half] = vals;
-                        }
-                        l[rr] = l[rr] * a + sum;
-                        m[rr] = m_new;
-                        alpha[rr] = a;
-                        unchanged = unchanged && m_new == m_old;
-                    }
-                }
-                // Where no row of the plane has a new maximum (most tiles of a long row), every
-                // α is 1 and the rescale of the output accumulators is skipped.
-                if !plane_all(unchanged) {
-                    #[unroll]
-                    for mt in 0..mts {
-                        #[unroll]
-                        for dt in 0..dtiles {
-                            #[unroll]
-                            for half in 0..2usize {
-                                let mut o = acc_o.index(mt * dtiles + dt)[half];
-                                o *= Vector::<f32, NC>::new(alpha[mt * 2 + half]);
-                                acc_o.index_mut(mt * dtiles + dt)[half] = o;
-                            }
-                        }
-                    }
-                }
-
-                // O += P·V, 16 keys at a time; P's A fragment is the accumulator pair of
-                // tiles 2kk and 2kk + 1 in element order.
-                #[unroll]
-                for kk in 0..comptime!(cfg.keys / 16) {
-                    let mut fp = Sequence::<Array<Vector<F, NA>>>::new();
-                    #[unroll]
-                    for mt in 0..mts {
-                        let mut f = Array::<Vector<F, NA>>::new(va);
-                        #[unroll]
-                        for half_tile in 0..2usize {
-                            #[unroll]
-                            for half in 0..2usize {
-                                let src = acc_s.index(mt * ntiles + kk * 2 + half_tile)[half];
-                                let mut pv = Vector::<F, NA>::empty();
-                                #[unroll]
-                                for e in 0..2usize {
-                                    pv[e] = F::cast_from(src[e]);
-                                }
-                                f[half_tile * 2 + half] = pv;
-                            }
-                        }
-                        fp.push(f);
-                    }
-                    #[unroll]
-                    for dp in 0..comptime!(cfg.head_dim / 16) {
-                        let at = stage0 + (kk * 16 + lane % 16) * pitch + dp * 2 + lane / 16;
-                        let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
-                            &v_s.slice(at, at + 1),
-                            cmma::MatrixIdent::B,
-                            4usize,
-                            true,
-                        );
-                        let (lo, hi) = split_b::<F, NB>(&r);
+                    // Where no row of the plane has a new maximum (most tiles of a long row), every
+                    // α is 1 and the rescale of the output accumulators is skipped.
+                    if !plane_all(unchanged) {
                         #[unroll]
                         for mt in 0..mts {
-                            def.execute_inplace(
-                                fp.index(mt),
-                                &lo,
-                                acc_o.index_mut(mt * dtiles + dp * 2),
+                            #[unroll]
+                            for dt in 0..dtiles {
+                                #[unroll]
+                                for half in 0..2usize {
+                                    let mut o = acc_o.index(mt * dtiles + dt)[half];
+                                    o *= Vector::<f32, NC>::new(alpha[mt * 2 + half]);
+                                    acc_o.index_mut(mt * dtiles + dt)[half] = o;
+                                }
+                            }
+                        }
+                    }
+
+                    // O += P·V, 16 keys at a time; P's A fragment is the accumulator pair of
+                    // tiles 2kk and 2kk + 1 in element order.
+                    #[unroll]
+                    for kk in 0..comptime!(cfg.keys / 16) {
+                        let mut fp = Sequence::<Array<Vector<F, NA>>>::new();
+                        #[unroll]
+                        for mt in 0..mts {
+                            let mut f = Array::<Vector<F, NA>>::new(va);
+                            #[unroll]
+                            for half_tile in 0..2usize {
+                                #[unroll]
+                                for half in 0..2usize {
+                                    let src = acc_s.index(mt * ntiles + kk * 2 + half_tile)[half];
+                                    let mut pv = Vector::<F, NA>::empty();
+                                    #[unroll]
+                                    for e in 0..2usize {
+                                        pv[e] = F::cast_from(src[e]);
+                                    }
+                                    f[half_tile * 2 + half] = pv;
+                                }
+                            }
+                            fp.push(f);
+                        }
+                        #[unroll]
+                        for dp in 0..comptime!(cfg.head_dim / 16) {
+                            let at = stage0 + (kk * 16 + lane % 16) * pitch + dp * 2 + lane / 16;
+                            let r = def.load_matrix::<Vector<F, Const<8>>, NB>(
+                                &v_s.slice(at, at + 1),
+                                cmma::MatrixIdent::B,
+                                4usize,
+                                true,
                             );
-                            def.execute_inplace(
-                                fp.index(mt),
-                                &hi,
-                                acc_o.index_mut(mt * dtiles + dp * 2 + 1),
-                            );
+                            let (lo, hi) = split_b::<F, NB>(&r);
+                            #[unroll]
+                            for mt in 0..mts {
+                                def.execute_inplace(
+                                    fp.index(mt),
+                                    &lo,
+                                    acc_o.index_mut(mt * dtiles + dp * 2),
+                                );
+                                def.execute_inplace(
+                                    fp.index(mt),
+                                    &hi,
+                                    acc_o.index_mut(mt * dtiles + dp * 2 + 1),
+                                );
+                            }
                         }
                     }
                 }
