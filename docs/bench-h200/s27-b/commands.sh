@@ -5,7 +5,8 @@
 # depth 128, where s27-a times them on squares), each against cuBLAS in the same process.
 # Issue 20: the op-overhead phase on CUDA and wgpu against PyTorch timed the same way, and
 # the transfers (wgpu uploads of 8 MiB and more now go in 1 MiB pieces). Issue
-# 24: ncu's view of one automatic bf16 D128 attention launch, where time is left.
+# 24: ncu's view of one automatic bf16 D128 attention launch, where time is left. Issue 23 (added
+# s29): the register-staged WMMA shapes Vulkan can run, timed on CUDA against cuBLAS.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s27-b/commands.sh
 set -u
 LIMIT=${LIMIT:-560}
@@ -25,6 +26,10 @@ stamp
 stamp
 echo "##### copy (the roof's rate)"
 CUBEPORT_BACKEND=cuda run 20 $B/bench-activation --bench 'copy/vec/.*/f32/'
+echo "##### f16 register-staged WMMA shapes on CUDA (issue 23: the Vulkan-sized p2 shape runs ~33 TFLOP/s through SPIR-V; is the design slow on CUDA too?)"
+S=4096x4096x4096,8192x8192x8192
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=tc64x128x32_w2x2_p2,tc128x128x32_w4x2 \
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 40 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|cublas)/cuda/'
 echo "##### batched f16 / bf16: automatic, two staged shapes, strided-batched cuBLAS"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=256x256x256 CUBEPORT_PEER_SIZES=256x256x256 \
   CUBEPORT_MATMUL_VARIANTS=tc128x128x64_w2x2_a3_mma_st,tc128x128x32_w2x2_a2_mma_st \
