@@ -11,7 +11,10 @@
 //!   rows padded by 16 bytes (as the tiled `tc…` shapes stage them);
 //! - `staged_vec4` / `staged_vec8`: as `shared_vec`, with each iteration first staging the
 //!   plane's next 16-deep slices of A and B from (cached) global memory into the shared tiles
-//!   with 4- or 8-wide loads between two cube barriers, as the tiled kernels' main loop does.
+//!   with 4- or 8-wide loads between two cube barriers, as the tiled kernels' main loop does;
+//! - `streamed_l2_vec4/8` / `streamed_dram_vec4/8`: the same staging, each plane walking its
+//!   own strips of operands too large for L1 (4 MiB) or, for A, for L2 (256 MiB), as a
+//!   matmul's cube does: the global loads' own cost on each backend.
 //!
 //! `mma_only` near the device's dense f16 rate and the shared probes far below point at the
 //! fragment loads; all three far below point at the product itself (emulation, or fragments
@@ -223,6 +226,11 @@ fn shared_vec<NV: Size>(
 
 /// Rows of a staged A strip: 16 depths padded by 16 bytes, in halves.
 const STAGED_A_ROW: usize = 16 + PAD;
+/// The streamed probes' depth: A rows and B rows hold this many halves' depth (A is
+/// `rows × BIG_K`, B `BIG_K × BIG_N`).
+const BIG_K: usize = 1024;
+/// The streamed probes' B width in halves (a power of two).
+const BIG_N: usize = 2048;
 
 #[cube(launch_unchecked)]
 fn staged_vec<NV: Size>(
@@ -230,11 +238,17 @@ fn staged_vec<NV: Size>(
     b: &Array<Vector<half::f16, NV>>,
     out: &mut Array<f32>,
     iters: u32,
+    rows: usize,
+    #[comptime] streamed: bool,
 ) {
     // As `shared_vec`, but every iteration first stages the plane's next 16-deep slices of A
-    // (32 rows) and B (32 columns) from global memory with `NV`-wide loads (from a 1 KiB
-    // source, so cached: the staging's instructions and barriers, not DRAM), between two cube
-    // barriers, as the tiled kernels' main loop does.
+    // (32 rows) and B (32 columns) from global memory with `NV`-wide loads, between two cube
+    // barriers, as the tiled kernels' main loop does. Not `streamed`: from a 1 KiB source, so
+    // cached (the staging's instructions and barriers, not the memory system). `streamed`: A
+    // is `rows × BIG_K` and B `BIG_K × BIG_N` (row-major, `rows` a power of two), each plane
+    // reads its own 32-row strip of A and 32-column strip of B, one 16-deep slice further on
+    // every iteration (wrapping), as a matmul's cube walks its operands: 2 KiB per 4 products
+    // from L2 or DRAM, depending on `rows`.
     let nv = NV::value();
     let a_row = comptime!(STAGED_A_ROW / nv);
     let b_row = comptime!((STRIP + PAD) / nv);
@@ -252,9 +266,23 @@ fn staged_vec<NV: Size>(
         for l in 0..comptime!(STRIP * 16 / nv / 32) {
             let v = lane + l * 32;
             let (r, c) = (v / comptime!(16 / nv), v % comptime!(16 / nv));
-            a_s[plane * a_strip + r * a_row + c] = a[(base + v) % src];
+            a_s[plane * a_strip + r * a_row + c] = if comptime!(streamed) {
+                // This plane's 32-row strip of A at this iteration's depth.
+                let strip0 = ((CUBE_POS * PLANES + plane) * STRIP) & (rows - 1);
+                let depth0 = (it as usize * 16) % BIG_K;
+                a[(strip0 + r) * comptime!(BIG_K / nv) + depth0 / nv + c]
+            } else {
+                a[(base + v) % src]
+            };
             let (r, c) = (v / comptime!(STRIP / nv), v % comptime!(STRIP / nv));
-            b_s[plane * b_strip + r * b_row + c] = b[(base + v) % src];
+            b_s[plane * b_strip + r * b_row + c] = if comptime!(streamed) {
+                // This plane's 32-column strip of B at this iteration's depth.
+                let strip0 = ((CUBE_POS * PLANES + plane) * STRIP) % BIG_N;
+                let depth0 = (it as usize * 16) % BIG_K;
+                b[(depth0 + r) * comptime!(BIG_N / nv) + strip0 / nv + c]
+            } else {
+                b[(base + v) % src]
+            };
         }
         sync_cube();
         let mut fa = Sequence::<cmma::Matrix<half::f16>>::new();
@@ -300,12 +328,31 @@ fn fill_vec<NV: Size>(
     }
 }
 
-/// The data every probe reads and the launch shape: `cubes` cubes of `PLANES` planes, each
-/// plane `iters` iterations.
-struct Setup<'a, R: Runtime> {
-    client: &'a ComputeClient<R>,
+/// A probe's A and B: handles and lengths in halves, every value 0.5 (A) and 0.25 (B).
+struct Inputs {
     a: cubecl::server::Handle,
     b: cubecl::server::Handle,
+    a_len: usize,
+    b_len: usize,
+}
+
+impl Inputs {
+    fn new<R: Runtime>(client: &ComputeClient<R>, a_len: usize, b_len: usize) -> Self {
+        let a = vec![half::f16::from_f32(0.5); a_len];
+        let b = vec![half::f16::from_f32(0.25); b_len];
+        Inputs {
+            a: client.create_from_slice(bytemuck::cast_slice(&a)),
+            b: client.create_from_slice(bytemuck::cast_slice(&b)),
+            a_len,
+            b_len,
+        }
+    }
+}
+
+/// The launch shape every probe shares: `cubes` cubes of `PLANES` planes, each plane `iters`
+/// iterations.
+struct Setup<'a, R: Runtime> {
+    client: &'a ComputeClient<R>,
     cubes: usize,
     iters: usize,
 }
@@ -325,6 +372,7 @@ impl<R: Runtime> Setup<'_, R> {
         &self,
         name: &str,
         smem: usize,
+        inputs: &Inputs,
         launch: &dyn Fn(ArrayArg<R>, ArrayArg<R>, ArrayArg<R>),
     ) -> Result<(), cubeport::Error> {
         let client = self.client;
@@ -335,11 +383,12 @@ impl<R: Runtime> Setup<'_, R> {
         }
         let len = self.len();
         let out = client.create_from_slice(bytemuck::cast_slice(&vec![f32::NAN; len]));
-        // SAFETY: `a` and `b` hold 512 f16, `out` `len` f32 (created here and in `run`).
+        // SAFETY: the handles hold the lengths `Inputs` records (in halves; a launch that
+        // reads them as vectors takes the lengths in scalars too), `out` `len` f32.
         let go = || unsafe {
             launch(
-                ArrayArg::from_raw_parts(self.a.clone(), 512),
-                ArrayArg::from_raw_parts(self.b.clone(), 512),
+                ArrayArg::from_raw_parts(inputs.a.clone(), inputs.a_len),
+                ArrayArg::from_raw_parts(inputs.b.clone(), inputs.b_len),
                 ArrayArg::from_raw_parts(out.clone(), len),
             )
         };
@@ -399,12 +448,9 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
             .and_then(|v| v.parse().ok())
             .unwrap_or(d)
     };
-    let a = vec![half::f16::from_f32(0.5); 512];
-    let b = vec![half::f16::from_f32(0.25); 512];
+    let small = Inputs::new(client, 512, 512);
     let s = Setup {
         client,
-        a: client.create_from_slice(bytemuck::cast_slice(&a)),
-        b: client.create_from_slice(bytemuck::cast_slice(&b)),
         cubes: env("CMMA_CUBES", caps.num_sms.map_or(1056, |s| 8 * s as usize)),
         iters: env("CMMA_ITERS", 4096),
     };
@@ -413,24 +459,72 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
     let iters = s.iters as u32;
     // SAFETY (every launch): the arguments are as `Setup::probe` describes; the shared tiles
     // are indexed within their size.
-    s.probe("mma_only", 0, &|a, b, o| unsafe {
+    s.probe("mma_only", 0, &small, &|a, b, o| unsafe {
         mma_only::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters)
     })?;
     let scalar_smem = 2 * PLANES * STRIP * DEPTH * 2;
-    s.probe("shared_scalar", scalar_smem, &|a, b, o| unsafe {
+    s.probe("shared_scalar", scalar_smem, &small, &|a, b, o| unsafe {
         shared_scalar::launch_unchecked::<R>(client, count.clone(), dim, a, b, o, iters)
     })?;
     let vec_smem = PLANES * (STRIP * (DEPTH + PAD) + DEPTH * (STRIP + PAD)) * 2;
     for nv in [4usize, 8] {
-        s.probe(&format!("shared_vec{nv}"), vec_smem, &|a, b, o| unsafe {
-            shared_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
-        })?;
+        s.probe(
+            &format!("shared_vec{nv}"),
+            vec_smem,
+            &small,
+            &|a, b, o| unsafe {
+                shared_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
+            },
+        )?;
     }
     let staged_smem = PLANES * (STRIP * STAGED_A_ROW + 16 * (STRIP + PAD)) * 2;
     for nv in [4usize, 8] {
-        s.probe(&format!("staged_vec{nv}"), staged_smem, &|a, b, o| unsafe {
-            staged_vec::launch_unchecked::<R>(client, count.clone(), dim, nv, a, b, o, iters)
-        })?;
+        s.probe(
+            &format!("staged_vec{nv}"),
+            staged_smem,
+            &small,
+            &|a, b, o| unsafe {
+                staged_vec::launch_unchecked::<R>(
+                    client,
+                    count.clone(),
+                    dim,
+                    nv,
+                    a,
+                    b,
+                    o,
+                    iters,
+                    0,
+                    false,
+                )
+            },
+        )?;
+    }
+    // The staging from operands larger than L1 (4 MiB: L2) and than L2 (256 MiB of A: DRAM),
+    // each plane walking its own strips: whether the global loads, not the staging's
+    // instructions, separate a backend's matmul from this probe.
+    for (place, rows) in [("l2", 2048usize), ("dram", 131072)] {
+        let big = Inputs::new(client, rows * BIG_K, BIG_K * BIG_N);
+        for nv in [4usize, 8] {
+            s.probe(
+                &format!("streamed_{place}_vec{nv}"),
+                staged_smem,
+                &big,
+                &|a, b, o| unsafe {
+                    staged_vec::launch_unchecked::<R>(
+                        client,
+                        count.clone(),
+                        dim,
+                        nv,
+                        a,
+                        b,
+                        o,
+                        iters,
+                        rows,
+                        true,
+                    )
+                },
+            )?;
+        }
     }
     Ok(())
 }

@@ -5,7 +5,8 @@
 # before packing) with compute-sanitizer on two staged-epilogue matmul shapes (`_st`, also
 # checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
 # norms in halves against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
-# transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98).
+# transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98); the cooperative-matrix
+# probe streaming from L2 and DRAM on CUDA and SPIR-V (s29). Pack: docs/bench-h200/s27-c/pack.sh.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=480 bash docs/bench-h200/s27-c/commands.sh
 # (order: tests, attention, norms, wgpu transfers, depth 128; each part cut to what is left)
 set -u
@@ -57,7 +58,19 @@ CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_
   CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 70 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/'
 stamp
 } > "$OUT/bench.txt" 2>&1
+{
+stamp
+# Issue 23 (added s29): the staged probe reading operands from L2 and DRAM instead of a 1 KiB
+# source, on CUDA (WMMA) and on Vulkan (SPIR-V cooperative matrices), same process order.
+echo "##### cooperative-matrix probe: CUDA, then wgpu-spirv"
+for p in "cuda example-cmma_probe" "wgpu example-cmma_probe-spirv"; do
+  set -- $p; l=$(left)
+  [ "$l" -gt 25 ] && [ -x "$B/$2" ] && CUBEPORT_BACKEND=$1 timeout $(( l < 50 ? l - 3 : 47 )) "$B/$2" 2>&1 | grep -E '^(mma_only|shared|staged|streamed)|FAIL|rror|SKIP'
+done
+stamp
+} > "$OUT/probe.txt" 2>&1
 kill $dog 2>/dev/null
 cat "$OUT/tests.txt"; tail -c 2500 "$OUT/attention.txt"
 grep -hE '^(matmul|copy|norm)/|time:' "$OUT/norm.txt" "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
 cat "$OUT/host.txt"
+cat "$OUT/probe.txt"
