@@ -4,10 +4,10 @@
 # re-applied in 8e2b821 and reverted again in 5a8d60b and 5c11b45 (s28): `git revert 5c11b45`
 # before packing) with compute-sanitizer on two staged-epilogue matmul shapes (`_st`, also
 # checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
-# norms in halves against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
+# norms in every dtype (f32 added in s29) against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
 # transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98); the cooperative-matrix
 # probe streaming from L2 and DRAM on CUDA and SPIR-V (s29). Pack: docs/bench-h200/s27-c/pack.sh.
-#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=480 bash docs/bench-h200/s27-c/commands.sh
+#   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=580 bash docs/bench-h200/s27-c/commands.sh
 # (order: tests, attention, norms, wgpu transfers, depth 128; each part cut to what is left)
 set -u
 LIMIT=${LIMIT:-480}
@@ -39,9 +39,9 @@ stamp
 } > "$OUT/attention.txt" 2>&1
 {
 stamp
-echo "##### norms f16 / bf16, automatic; copy of the same size"
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
-  run 70 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
+echo "##### norms f32 / f16 / bf16, automatic; copy of the same size (every dtype in one H200 call, s29)"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f32,f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
+  run 95 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
 stamp
 } > "$OUT/norm.txt" 2>&1
 {
