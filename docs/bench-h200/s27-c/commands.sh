@@ -4,9 +4,10 @@
 # re-applied in 8e2b821 and reverted again in 5a8d60b and 5c11b45 (s28): `git revert 5c11b45`
 # before packing) with compute-sanitizer on two staged-epilogue matmul shapes (`_st`, also
 # checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
-# norms in every dtype (f32 added in s29) against the copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu
-# transfers (uploads of 8 MiB and more in 1 MiB pieces since 9b9fe98); the cooperative-matrix
-# probe streaming from L2 and DRAM on CUDA and SPIR-V (s29). Pack: docs/bench-h200/s27-c/pack.sh.
+# norms in every dtype (f32 added in s29) against the copy; f16 depth 128 with the `_st`
+# shapes against cuBLAS; wgpu transfers (uploads of 8 MiB and more in 1 MiB pieces since
+# 9b9fe98); the cooperative-matrix probe streaming from L2 and DRAM on CUDA and SPIR-V (s29).
+# Pack: docs/bench-h200/s27-c/pack.sh.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=580 bash docs/bench-h200/s27-c/commands.sh
 # (order: tests, attention, norms, wgpu transfers, depth 128; each part cut to what is left)
 set -u
