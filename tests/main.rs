@@ -368,6 +368,15 @@ macro_rules! backend_suite {
                 crate::suite::histogram::bincount_matches(&c, signed, len, bins);
             }
 
+            /// Long enough that every unit takes several grid-stride steps of several vectors
+            /// each, the last one partial, on any device (9 M elements: over two steps where
+            /// 2048 cubes of 256 units take 4 vectors of 4 each).
+            #[test]
+            fn bincount_grid_steps() {
+                let Some(c) = client("bincount_grid_steps") else { return };
+                crate::suite::histogram::bincount_matches(&c, false, 9_000_011, 256);
+            }
+
             #[test]
             fn histogram_skewed() {
                 let Some(c) = client("histogram_skewed") else { return };

@@ -27,6 +27,10 @@ pub struct HistConfig {
     pub float: bool,
     /// Number of bins, when `shared` (sizes the shared array); 0 otherwise.
     pub shared_bins: usize,
+    /// Vectors each unit loads (one grid apart) before it bins any of them (at least 1): the
+    /// loads in flight per unit, which the atomics between one load and the next otherwise
+    /// hold to one.
+    pub batch: usize,
 }
 
 /// The bin of `x`, or `bins` (outside every bin) when it falls outside.
@@ -102,27 +106,40 @@ pub fn histogram_kernel<T: Scalar, N: Size>(
     let grid = CUBE_COUNT * CUBE_DIM as usize;
     let mut run_bin = bins;
     let mut run_len = 0u32;
+    let mut held = Array::<Vector<T, N>>::new(comptime!(cfg.batch));
     // Every unit runs the same trip count, its last element-free steps predicated: the
     // cube's barrier below then follows a uniform loop exit, which lavapipe's SPIR-V path
     // needs (after a divergent exit it lost the shared counts of the units that had looped).
-    let steps = len_vecs.div_ceil(grid);
+    let steps = len_vecs.div_ceil(grid * cfg.batch);
     for step in 0..steps {
-        let i = ABSOLUTE_POS + step * grid;
-        if i < len_vecs {
-            let v = input[i];
-            #[unroll]
-            for k in 0..N::value() {
-                let b = bin_of::<T>(v[k], bins, lo, hi, scale, cfg.float);
-                if comptime!(cfg.runs) {
-                    if b == run_bin {
-                        run_len += 1;
+        let first = ABSOLUTE_POS + step * grid * cfg.batch;
+        // All of a step's loads before its atomics: a driver does not move a load above an
+        // atomic, so one at a time each unit would wait out every load's latency.
+        #[unroll]
+        for u in 0..cfg.batch {
+            let i = first + u * grid;
+            if i < len_vecs {
+                held[u] = input[i];
+            }
+        }
+        #[unroll]
+        for u in 0..cfg.batch {
+            if first + u * grid < len_vecs {
+                let v = held[u];
+                #[unroll]
+                for k in 0..N::value() {
+                    let b = bin_of::<T>(v[k], bins, lo, hi, scale, cfg.float);
+                    if comptime!(cfg.runs) {
+                        if b == run_bin {
+                            run_len += 1;
+                        } else {
+                            add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
+                            run_bin = b;
+                            run_len = 1;
+                        }
                     } else {
-                        add_to_bin(&local, counts, run_bin, run_len, bins, cfg.shared);
-                        run_bin = b;
-                        run_len = 1;
+                        add_to_bin(&local, counts, b, 1u32, bins, cfg.shared);
                     }
-                } else {
-                    add_to_bin(&local, counts, b, 1u32, bins, cfg.shared);
                 }
             }
         }

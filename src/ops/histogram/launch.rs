@@ -76,7 +76,8 @@ fn typed<R: Runtime, T: Scalar>(
         vector,
     } = part;
     let vecs = len / vector;
-    let cubes = grid_stride_cubes(caps, vecs);
+    // Each unit takes `cfg.batch` vectors per step: the grid for that many fewer.
+    let cubes = grid_stride_cubes(caps, vecs.div_ceil(cfg.batch));
     let handle = if offset == 0 {
         input.clone()
     } else {

@@ -23,6 +23,10 @@ pub enum Binning {
     },
 }
 
+/// Vectors each unit of the histogram kernel loads before binning them (`HistConfig::batch`):
+/// more loads in flight per unit where the grid is already as large as the device holds.
+const LOAD_BATCH: usize = 4;
+
 /// A histogram variant: where the bins live, and whether each unit aggregates runs of equal
 /// bins before its atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -114,6 +118,7 @@ impl HistogramVariant {
             runs: self.runs(),
             float: spec.float,
             shared_bins: if shared { spec.bins } else { 0 },
+            batch: LOAD_BATCH,
         })
     }
 }
