@@ -6,10 +6,12 @@
 # checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
 # norms in every dtype (f32 added in s29) against the copy; f16 depth 128 with the `_st`
 # shapes against cuBLAS; wgpu transfers (uploads of 8 MiB and more in 1 MiB pieces since
-# 9b9fe98); the cooperative-matrix probe streaming from L2 and DRAM on CUDA and SPIR-V (s29).
+# 9b9fe98); histograms with batched loads (c62ceed) against the kernel before on wgpu and CUDA,
+# and the cooperative-matrix probe streaming from L2 and DRAM on CUDA and SPIR-V (both s29).
 # Pack: docs/bench-h200/s27-c/pack.sh.
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=580 bash docs/bench-h200/s27-c/commands.sh
-# (order: tests, attention, norms, wgpu transfers, depth 128; each part cut to what is left)
+# (order: tests, attention, norms, wgpu transfers, depth 128, histograms, probe; each part cut
+# to what is left)
 set -u
 LIMIT=${LIMIT:-480}
 source docs/bench-h200/lib.sh
@@ -61,6 +63,17 @@ stamp
 } > "$OUT/bench.txt" 2>&1
 {
 stamp
+# Issue 23 (added s29): histograms with 4 loads per unit before the atomics (c62ceed) against
+# the kernel before (bench-memory-old), on wgpu-Vulkan, with CUDA and the copies in the call.
+F='(histogram/auto|copy/)'
+for v in "wgpu bench-memory" "wgpu bench-memory-old" "cuda bench-memory"; do
+  set -- $v; echo "##### $1 $2: histograms"
+  [ -x "$B/$2" ] && CUBEPORT_BACKEND=$1 CUBEPORT_BENCH_FAMILIES=histogram run 45 "$B/$2" --bench "$F"
+done
+stamp
+} > "$OUT/hist.txt" 2>&1
+{
+stamp
 # Issue 23 (added s29): the staged probe reading operands from L2 and DRAM instead of a 1 KiB
 # source, on CUDA (WMMA) and on Vulkan (SPIR-V cooperative matrices), same process order.
 echo "##### cooperative-matrix probe: CUDA, then wgpu-spirv"
@@ -72,6 +85,6 @@ stamp
 } > "$OUT/probe.txt" 2>&1
 kill $dog 2>/dev/null
 cat "$OUT/tests.txt"; tail -c 2500 "$OUT/attention.txt"
-grep -hE '^(matmul|copy|norm)/|time:' "$OUT/norm.txt" "$OUT/bench.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g'
+grep -hE '^(matmul|copy|norm|histogram)/|time:|^#####' "$OUT/norm.txt" "$OUT/bench.txt" "$OUT/hist.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ \2/' | paste -s -d' ' | sed 's/ matmul/\nmatmul/g; s/ copy/\ncopy/g; s/ norm/\nnorm/g; s/ histogram/\nhistogram/g; s/ #####/\n#####/g'
 cat "$OUT/host.txt"
 cat "$OUT/probe.txt"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pack of s27-a/b/c/d (since s29): scripts/gpu-pack.sh plus the wgpu-spirv build of
-# `cmma_probe` (example-cmma_probe-spirv, for s27-c's probe section), keeping only the binaries
-# the four plans run. `git revert 5c11b45` first (the causal-tile skip they check).
+# `cmma_probe` (example-cmma_probe-spirv, for s27-c's probe section) and the histogram bench of
+# before c62ceed (bench-memory-old), keeping only the binaries the four plans run. `git revert
+# 5c11b45` first (the causal-tile skip they check).
 #   bash docs/bench-h200/s27-c/pack.sh
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
@@ -12,7 +13,13 @@ scripts/gpu-pack.sh
 cargo build --release --example cmma_probe --features testing,wgpu-spirv
 xz -dc .gpu/bin.tar.xz | tar -C .gpu -xf -
 strip -o .gpu/bin/example-cmma_probe-spirv target/release/examples/cmma_probe
-keep=" main cubeport bench-activation bench-attention bench-matmul bench-reduce example-attention_variants example-matmul_variants example-cmma_probe example-cmma_probe-spirv "
+# The histogram bench of the commit before c62ceed (batched loads), built from a worktree.
+old=/tmp/old-hist
+[ -d "$old" ] || git worktree add -f "$old" c62ceed~1 > /dev/null
+exe=$(cd "$old" && cargo build --release --bench memory --target-dir "$root/target" --message-format=json-render-diagnostics \
+  | python3 -c "import json,sys; [print(m['executable']) for m in map(json.loads, sys.stdin) if m.get('reason') == 'compiler-artifact' and m.get('executable') and 'bench' in m['target']['kind']]")
+strip -o .gpu/bin/bench-memory-old "$exe"
+keep=" main cubeport bench-activation bench-attention bench-matmul bench-reduce bench-memory bench-memory-old example-attention_variants example-matmul_variants example-cmma_probe example-cmma_probe-spirv "
 for f in .gpu/bin/*; do
   case "$keep" in *" $(basename "$f") "*) ;; *) rm -f "$f" ;; esac
 done
