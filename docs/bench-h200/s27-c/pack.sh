@@ -13,12 +13,16 @@ scripts/gpu-pack.sh
 cargo build --release --example cmma_probe --features testing,wgpu-spirv
 xz -dc .gpu/bin.tar.xz | tar -C .gpu -xf -
 strip -o .gpu/bin/example-cmma_probe-spirv target/release/examples/cmma_probe
-# The histogram bench of the commit before c62ceed (batched loads), built from a worktree.
-old=/tmp/old-hist
-[ -d "$old" ] || git worktree add -f "$old" c62ceed~1 > /dev/null
-exe=$(cd "$old" && cargo build --release --bench memory --target-dir "$root/target" --message-format=json-render-diagnostics \
-  | python3 -c "import json,sys; [print(m['executable']) for m in map(json.loads, sys.stdin) if m.get('reason') == 'compiler-artifact' and m.get('executable') and 'bench' in m['target']['kind']]")
-strip -o .gpu/bin/bench-memory-old "$exe"
+# The histogram bench of the commit before c62ceed (batched loads), built from a worktree into
+# a target directory of its own (a shared one mixes the two trees' workspace crates: cargo
+# hashes them by their path within the workspace). SKIP_OLD=1 leaves it out.
+if [ "${SKIP_OLD:-0}" != 1 ]; then
+  old=/tmp/old-hist
+  [ -d "$old" ] || git worktree add -f "$old" c62ceed~1 > /dev/null
+  exe=$(cd "$old" && cargo build --release --bench memory --target-dir "$root/target-old" --message-format=json-render-diagnostics \
+    | python3 -c "import json,sys; [print(m['executable']) for m in map(json.loads, sys.stdin) if m.get('reason') == 'compiler-artifact' and m.get('executable') and 'bench' in m['target']['kind']]")
+  strip -o .gpu/bin/bench-memory-old "$exe"
+fi
 keep=" main cubeport bench-activation bench-attention bench-matmul bench-reduce bench-memory bench-memory-old example-attention_variants example-matmul_variants example-cmma_probe example-cmma_probe-spirv "
 for f in .gpu/bin/*; do
   case "$keep" in *" $(basename "$f") "*) ;; *) rm -f "$f" ;; esac
