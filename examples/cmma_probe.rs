@@ -378,7 +378,7 @@ impl<R: Runtime> Setup<'_, R> {
         let client = self.client;
         let max = cubeport::caps_of(client).max_shared_bytes;
         if smem > max {
-            println!("{name:14} SKIP: {smem} bytes of shared memory, the device has {max}");
+            println!("{name:18} SKIP: {smem} bytes of shared memory, the device has {max}");
             return Ok(());
         }
         let len = self.len();
@@ -396,7 +396,7 @@ impl<R: Runtime> Setup<'_, R> {
         // A probe the device refuses is reported and the next one still runs (the client
         // stays usable once the error is consumed).
         if let Err(e) = sync(client) {
-            println!("{name:14} FAILED: {e}");
+            println!("{name:18} FAILED: {e}");
             return Ok(());
         }
         let mut times = Vec::new();
@@ -416,7 +416,7 @@ impl<R: Runtime> Setup<'_, R> {
         let wrong = got[..len].iter().filter(|&&v| v != want).count();
         let flops = (self.cubes * PLANES * 4 * self.iters) as f64 * 2.0 * 16.0 * 16.0 * 16.0;
         println!(
-            "{name:14} {:8.3} ms {:8.1} TFLOP/s  {}",
+            "{name:18} {:8.3} ms {:8.1} TFLOP/s  {}",
             times[2] * 1e3,
             flops / times[2] / 1e12,
             if wrong == 0 {
@@ -478,37 +478,21 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
         )?;
     }
     let staged_smem = PLANES * (STRIP * STAGED_A_ROW + 16 * (STRIP + PAD)) * 2;
-    for nv in [4usize, 8] {
-        s.probe(
-            &format!("staged_vec{nv}"),
-            staged_smem,
-            &small,
-            &|a, b, o| unsafe {
-                staged_vec::launch_unchecked::<R>(
-                    client,
-                    count.clone(),
-                    dim,
-                    nv,
-                    a,
-                    b,
-                    o,
-                    iters,
-                    0,
-                    false,
-                )
-            },
-        )?;
-    }
-    // The staging from operands larger than L1 (4 MiB: L2) and than L2 (256 MiB of A: DRAM),
-    // each plane walking its own strips: whether the global loads, not the staging's
-    // instructions, separate a backend's matmul from this probe.
-    for (place, rows) in [("l2", 2048usize), ("dram", 131072)] {
-        let big = Inputs::new(client, rows * BIG_K, BIG_K * BIG_N);
+    // `staged`: from the 1 KiB source. `streamed`: from operands larger than L1 (4 MiB: L2)
+    // and than L2 (256 MiB of A: DRAM), each plane walking its own strips: whether the global
+    // loads, not the staging's instructions, separate a backend's matmul from this probe.
+    let l2 = Inputs::new(client, 2048 * BIG_K, BIG_K * BIG_N);
+    let dram = Inputs::new(client, 131072 * BIG_K, BIG_K * BIG_N);
+    for (name, inputs, rows) in [
+        ("staged_", &small, 0usize),
+        ("streamed_l2_", &l2, 2048),
+        ("streamed_dram_", &dram, 131072),
+    ] {
         for nv in [4usize, 8] {
             s.probe(
-                &format!("streamed_{place}_vec{nv}"),
+                &format!("{name}vec{nv}"),
                 staged_smem,
-                &big,
+                inputs,
                 &|a, b, o| unsafe {
                     staged_vec::launch_unchecked::<R>(
                         client,
@@ -520,7 +504,7 @@ fn run<R: Runtime>(client: &ComputeClient<R>) -> Result<(), cubeport::Error> {
                         o,
                         iters,
                         rows,
-                        true,
+                        rows > 0,
                     )
                 },
             )?;

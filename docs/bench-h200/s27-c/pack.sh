@@ -11,8 +11,7 @@ scripts/gpu-pack.sh
 # The same target directory: cargo keeps both feature sets' artifacts, so only the crates the
 # feature touches build again (this overwrites target/release/examples/cmma_probe).
 cargo build --release --example cmma_probe --features testing,wgpu-spirv
-xz -dc .gpu/bin.tar.xz | tar -C .gpu -xf -
-strip -o .gpu/bin/example-cmma_probe-spirv target/release/examples/cmma_probe
+extra=("example-cmma_probe-spirv=target/release/examples/cmma_probe")
 # The histogram bench of the commit before c62ceed (batched loads), built from a worktree into
 # a target directory of its own (a shared one mixes the two trees' workspace crates: cargo
 # hashes them by their path within the workspace). SKIP_OLD=1 leaves it out.
@@ -21,12 +20,7 @@ if [ "${SKIP_OLD:-0}" != 1 ]; then
   [ -d "$old" ] || git worktree add -f "$old" c62ceed~1 > /dev/null
   exe=$(cd "$old" && cargo build --release --bench memory --target-dir "$root/target-old" --message-format=json-render-diagnostics \
     | python3 -c "import json,sys; [print(m['executable']) for m in map(json.loads, sys.stdin) if m.get('reason') == 'compiler-artifact' and m.get('executable') and 'bench' in m['target']['kind']]")
-  strip -o .gpu/bin/bench-memory-old "$exe"
+  extra+=("bench-memory-old=$exe")
 fi
-keep=" main cubeport bench-activation bench-attention bench-matmul bench-reduce bench-memory bench-memory-old example-attention_variants example-matmul_variants example-cmma_probe example-cmma_probe-spirv "
-for f in .gpu/bin/*; do
-  case "$keep" in *" $(basename "$f") "*) ;; *) rm -f "$f" ;; esac
-done
-tar -C .gpu -cf - bin | xz -T0 -6 > .gpu/bin.tar.xz
-rm -rf .gpu/bin
-du -sh .gpu
+PACK_BUILT=1 scripts/gpu-pack-keep.sh main cubeport bench-activation bench-attention bench-matmul bench-reduce bench-memory \
+  example-attention_variants example-matmul_variants example-cmma_probe "${extra[@]}"
