@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # s27-a (the plan of s26-c, which had no machine; the first H200 call since s25-a). Checks the
 # changes made from s26-a/b: the attention plane skipping causal tiles wholly above its rows
-# (3f89b2d, re-applied in 8e2b821, reverted in 5a8d60b and, after s28 re-applied it, in 5c11b45:
-# `git revert 5c11b45` first), the automatic 64-key tiles for causal D64, `narrow_mma`'s
+# (3f89b2d, on main since 8f11a39, s29), the automatic 64-key tiles for causal D64, `narrow_mma`'s
 # power-of-two planes, bf16 LayerNorm back at 512 units; issue 22's manual-MMA epilogue through
 # shared memory (`_st`) at depth 128, where s26-b (H100) found every manual-MMA shape 1.5-1.9x
 # slower than the WMMA tile. Strict tests (attention, norm, narrow_mma, every matmul variant

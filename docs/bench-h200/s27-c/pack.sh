@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The pack of s27-a/b/c/d (since s29): scripts/gpu-pack.sh plus the wgpu-spirv build of
 # `cmma_probe` (example-cmma_probe-spirv, for s27-c's probe section) and the histogram bench of
-# before c62ceed (bench-memory-old), keeping only the binaries the four plans run. `git revert
-# 5c11b45` first (the causal-tile skip they check).
+# before c62ceed (bench-memory-old), keeping only the binaries the four plans (and s29-a) run.
 #   bash docs/bench-h200/s27-c/pack.sh
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)

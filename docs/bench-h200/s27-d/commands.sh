@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # s27-d: correctness only, for the device time left after failed starts (about 100 s of
 # command): every attention variant on CUDA against f64 (the plane skipping causal tiles above
-# its rows, 3f89b2d, re-applied in 8e2b821 and reverted again in 5a8d60b and 5c11b45 (s28):
-# `git revert 5c11b45` before packing, is in every causal MMA shape), the strict CUDA
+# its rows, 3f89b2d, on main since 8f11a39, is in every causal MMA shape), the strict CUDA
 # attention reference and edge-row tests (automatic choice, causal with Sq != Sk, ragged), and
 # the two staged-epilogue matmul shapes (`_st`) against f64 in every dtype; three processes at
 # once (each its own CUDA context and JIT).
