@@ -2,9 +2,9 @@
 # s27-c: s27-a cut to one call (device time for one start was left after failed starts).
 # Strict CUDA attention tests (the plane skipping causal tiles above its rows, 3f89b2d, on
 # main since 8f11a39; run in s29 on an H100, logs/) with compute-sanitizer on two
-# staged-epilogue matmul shapes (`_st`, also checked against f64 by the example) beside them; attention f16 and bf16 against SDPA;
-# norms in every dtype (f32 added in s29) against the copy; f16 depth 128 with the `_st`
-# shapes against cuBLAS; wgpu transfers (uploads of 8 MiB and more in 1 MiB pieces since
+# staged-epilogue matmul shapes (`_st`, also checked against f64 by the example) beside them;
+# attention f16 and bf16 against SDPA; norms in every dtype (f32 added in s29) against the
+# copy; f16 depth 128 with the `_st` shapes against cuBLAS; wgpu transfers (uploads of 8 MiB and more in 1 MiB pieces since
 # 9b9fe98); histograms with batched loads (c62ceed) against the kernel before on wgpu and CUDA,
 # and the cooperative-matrix probe streaming from L2 and DRAM on CUDA and SPIR-V (both s29).
 # Pack: docs/bench-h200/s27-c/pack.sh.

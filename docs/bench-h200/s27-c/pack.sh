@@ -16,7 +16,13 @@ extra=("example-cmma_probe-spirv=target/release/examples/cmma_probe")
 # hashes them by their path within the workspace). SKIP_OLD=1 leaves it out.
 if [ "${SKIP_OLD:-0}" != 1 ]; then
   old=/tmp/old-hist
-  [ -d "$old" ] || git worktree add -f "$old" c62ceed~1 > /dev/null
+  # A worktree left at another commit would pack the wrong kernel: made anew unless it is
+  # exactly c62ceed~1.
+  if [ "$(git -C "$old" rev-parse HEAD 2>/dev/null)" != "$(git rev-parse c62ceed~1)" ]; then
+    git worktree remove --force "$old" 2>/dev/null || rm -rf "$old"
+    git worktree prune
+    git worktree add -f --detach "$old" c62ceed~1 > /dev/null
+  fi
   exe=$(cd "$old" && cargo build --release --bench memory --target-dir "$root/target-old" --message-format=json-render-diagnostics \
     | python3 -c "import json,sys; [print(m['executable']) for m in map(json.loads, sys.stdin) if m.get('reason') == 'compiler-artifact' and m.get('executable') and 'bench' in m['target']['kind']]")
   extra+=("bench-memory-old=$exe")
