@@ -33,6 +33,14 @@ impl cubeport::testing::BackendVisitor for Visit<'_> {
             bench_cases(self.0, &client, kind, Count::Bytes, cases);
         }
         if families.split(',').any(|f| f == "histogram") {
+            // CUBEPORT_HIST_BATCH=<n>: the histogram kernel loading n vectors per unit and
+            // step instead of its built-in batch (each backend's best batch is measured so).
+            if let Some(b) = std::env::var("CUBEPORT_HIST_BATCH")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                cubeport::testing::set_histogram_batch(b);
+            }
             let cases = cubeport_cli::cases::histogram_cases(&client, scale)
                 .unwrap_or_else(|e| panic!("histogram cases on {kind}: {e}"));
             bench_cases(self.0, &client, kind, Count::Bytes, cases);

@@ -15,6 +15,18 @@ pub fn last_matmul_plan() -> Option<String> {
     crate::ops::matmul::last_plan()
 }
 
+/// Sets the vectors each unit of the histogram kernel loads before binning them, for every
+/// histogram launched after (0, the start value: the built-in batch). For benchmarks timing
+/// one batch against another on the same device; each batch compiles its own kernel.
+///
+/// ```
+/// cubeport::testing::set_histogram_batch(8);
+/// cubeport::testing::set_histogram_batch(0);
+/// ```
+pub fn set_histogram_batch(batch: usize) {
+    crate::ops::histogram::spec::BATCH_OVERRIDE.store(batch, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Environment variable that turns every skip into a failure (set it on GPU machines).
 pub const STRICT_ENV: &str = "CUBEPORT_STRICT";
 

@@ -1,5 +1,6 @@
 //! The tiled tensor-core product: each plane owns a grid of 16 × 16 accumulator fragments,
-//! operands travel as 8-wide (16-byte) vectors from global memory through padded shared tiles.
+//! operands travel as 16-byte vectors (narrower where the device caps vector width) from global
+//! memory through shared tiles whose rows are padded by 16 bytes.
 
 use super::common::{Place, cube_block, load_fragment, store4, zero_accumulators};
 use crate::activation::Activation;
@@ -23,6 +24,13 @@ pub struct TcConfig {
     /// Elements per 16-byte vector of the input dtype (8 for f16/bf16, 4 for f32): the unit of
     /// global and shared accesses, and each shared row's padding.
     pub vec: usize,
+    /// Elements per global load and per shared vector of the register-staged kernel (and of
+    /// [`multiply_tc`]'s tiles): `vec`, or less where the device's vectors are narrower. A
+    /// 16-byte `Vector<f16, 8>` on Vulkan (vectors of at most 4) becomes two 8-byte accesses
+    /// with a split and a rebuild per vector, which cost the SPIR-V staging 18–29% (the
+    /// cooperative-matrix probe); 4-wide loads avoid that. Divides `vec`; rows keep their
+    /// 16-byte padding (`vec` elements) whatever the width.
+    pub load: usize,
     /// Depth of one fragment: 16 for f16/bf16, 8 for TF32 (WMMA 16 × 16 × 8).
     pub kf: usize,
     /// The plane width (32: WMMA is a warp operation).
@@ -32,9 +40,9 @@ pub struct TcConfig {
     pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
-    /// A is read as 8-wide vectors along k (the launch's `NA` is 8).
+    /// A is read as `load`-wide vectors along k (the launch's `NA` is `load`).
     pub a_vec: bool,
-    /// B is read as 8-wide vectors along n (the launch's `NB` is 8).
+    /// B is read as `load`-wide vectors along n (the launch's `NB` is `load`).
     pub b_vec: bool,
     /// C is written as 4-wide vectors (the launch's `NC` is 4).
     pub c_vec: bool,
@@ -56,8 +64,8 @@ pub struct TcConfig {
 /// start in 8 different 16-byte bank groups.
 pub(super) const PAD: usize = 8;
 
-/// This unit's share of the A tile at depth `k0`, as `vec`-wide (16-byte) vectors along k
-/// (zero outside).
+/// This unit's share of the A tile at depth `k0`, as `load`-wide vectors along k (zero
+/// outside).
 #[cube]
 fn fetch_a8<F: Float, NA: Size, NV: Size>(
     a: &Array<Vector<F, NA>>,
@@ -68,24 +76,27 @@ fn fetch_a8<F: Float, NA: Size, NV: Size>(
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(cfg.bk / cfg.vec);
+    let per_row = comptime!(cfg.bk / cfg.load);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / cfg.vec / units) {
+    for l in 0..comptime!(bm * cfg.bk / cfg.load / units) {
         let s = UNIT_POS as usize + l * units;
         let r = p.row0 + s / per_row;
-        let kk = k0 + (s % per_row) * cfg.vec;
+        let kk = k0 + (s % per_row) * cfg.load;
         let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.a_vec) {
-            if r < p.m && kk < p.k {
-                let t = a[(p.a_base + r * p.a_sr + kk) / cfg.vec];
-                #[unroll]
-                for j in 0..cfg.vec {
-                    v[j] = t[j];
-                }
+            // No branch around the load: outside the operand the index is clamped to 0 and
+            // the value replaced. With a branch, SPIR-V carries each prefetched vector
+            // through a phi at the branch's merge, where a driver may wait for the load,
+            // which makes the two-tiles-ahead prefetch synchronous.
+            let inside = r < p.m && kk < p.k;
+            let t = a[select(inside, (p.a_base + r * p.a_sr + kk) / cfg.load, 0)];
+            #[unroll]
+            for j in 0..cfg.load {
+                v[j] = select(inside, t[j], F::new(0.0));
             }
         } else {
             #[unroll]
-            for j in 0..cfg.vec {
+            for j in 0..cfg.load {
                 let mut x = F::new(0.0);
                 if r < p.m && kk + j < p.k {
                     x = a[p.a_base + r * p.a_sr + (kk + j) * p.a_sc][0];
@@ -97,7 +108,7 @@ fn fetch_a8<F: Float, NA: Size, NV: Size>(
     }
 }
 
-/// This unit's share of the B tile at depth `k0`, as `vec`-wide vectors along n (zero
+/// This unit's share of the B tile at depth `k0`, as `load`-wide vectors along n (zero
 /// outside).
 #[cube]
 fn fetch_b8<F: Float, NB: Size, NV: Size>(
@@ -109,24 +120,24 @@ fn fetch_b8<F: Float, NB: Size, NV: Size>(
 ) {
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(bn / cfg.vec);
+    let per_row = comptime!(bn / cfg.load);
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / cfg.vec / units) {
+    for l in 0..comptime!(cfg.bk * bn / cfg.load / units) {
         let s = UNIT_POS as usize + l * units;
         let kk = k0 + s / per_row;
-        let col = p.col0 + (s % per_row) * cfg.vec;
+        let col = p.col0 + (s % per_row) * cfg.load;
         let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.b_vec) {
-            if kk < p.k && col < p.n {
-                let t = b[(p.b_base + kk * p.b_sr + col) / cfg.vec];
-                #[unroll]
-                for j in 0..cfg.vec {
-                    v[j] = t[j];
-                }
+            // Branch-free, as in `fetch_a8`.
+            let inside = kk < p.k && col < p.n;
+            let t = b[select(inside, (p.b_base + kk * p.b_sr + col) / cfg.load, 0)];
+            #[unroll]
+            for j in 0..cfg.load {
+                v[j] = select(inside, t[j], F::new(0.0));
             }
         } else {
             #[unroll]
-            for j in 0..cfg.vec {
+            for j in 0..cfg.load {
                 let mut x = F::new(0.0);
                 if kk < p.k && col + j < p.n {
                     x = b[p.b_base + kk * p.b_sr + (col + j) * p.b_sc][0];
@@ -139,7 +150,7 @@ fn fetch_b8<F: Float, NB: Size, NV: Size>(
 }
 
 /// Stores fetched vectors into shared stage `stage`: A as `[bm][bk + vec]`, B as
-/// `[bk][bn + vec]` (row-major, in `vec`-wide vectors; one vector of padding per row).
+/// `[bk][bn + vec]` (row-major, in `load`-wide vectors; 16 bytes of padding per row).
 #[cube]
 fn stash8<F: Float, NV: Size>(
     ra: &Array<Vector<F, NV>>,
@@ -152,20 +163,21 @@ fn stash8<F: Float, NV: Size>(
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.vec);
-    let b_row = comptime!((bn + cfg.vec) / cfg.vec);
-    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.vec);
-    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.vec);
+    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.load);
+    let b_row = comptime!((bn + cfg.vec) / cfg.load);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.load);
+    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.load);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / cfg.vec / units) {
+    for l in 0..comptime!(bm * cfg.bk / cfg.load / units) {
         let s = UNIT_POS as usize + l * units;
-        a_s[a_off + (s / comptime!(cfg.bk / cfg.vec)) * a_row + s % comptime!(cfg.bk / cfg.vec)] =
-            ra[l];
+        a_s[a_off
+            + (s / comptime!(cfg.bk / cfg.load)) * a_row
+            + s % comptime!(cfg.bk / cfg.load)] = ra[l];
     }
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / cfg.vec / units) {
+    for l in 0..comptime!(cfg.bk * bn / cfg.load / units) {
         let s = UNIT_POS as usize + l * units;
-        b_s[b_off + (s / comptime!(bn / cfg.vec)) * b_row + s % comptime!(bn / cfg.vec)] = rb[l];
+        b_s[b_off + (s / comptime!(bn / cfg.load)) * b_row + s % comptime!(bn / cfg.load)] = rb[l];
     }
 }
 
@@ -183,21 +195,21 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.vec);
-    let b_row = comptime!((bn + cfg.vec) / cfg.vec);
-    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.vec)
+    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.load);
+    let b_row = comptime!((bn + cfg.vec) / cfg.load);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.load)
         + wm * comptime!(16 * cfg.frags_m) * a_row;
-    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.vec)
-        + wn * comptime!(16 * cfg.frags_n / cfg.vec);
-    let span_a = comptime!((15 * (cfg.bk + cfg.vec) + cfg.kf) / cfg.vec);
-    let span_b = comptime!(((cfg.kf - 1) * (bn + cfg.vec) + 16) / cfg.vec);
+    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.load)
+        + wn * comptime!(16 * cfg.frags_n / cfg.load);
+    let span_a = comptime!((15 * (cfg.bk + cfg.vec) + cfg.kf) / cfg.load);
+    let span_b = comptime!(((cfg.kf - 1) * (bn + cfg.vec) + 16) / cfg.load);
     #[unroll]
     for ks in 0..comptime!(cfg.bk / cfg.kf) {
         let mut fa = Sequence::<cmma::Matrix<FT>>::new();
         let mut fb = Sequence::<cmma::Matrix<FT>>::new();
         #[unroll]
         for i in 0..cfg.frags_m {
-            let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / cfg.vec);
+            let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / cfg.load);
             fa.push(load_fragment::<FT, Vector<F, NV>>(
                 cmma::MatrixIdent::A,
                 &a_s.slice(start, start + span_a),
@@ -207,7 +219,7 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
         }
         #[unroll]
         for j in 0..cfg.frags_n {
-            let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / cfg.vec);
+            let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / cfg.load);
             fb.push(load_fragment::<FT, Vector<F, NV>>(
                 cmma::MatrixIdent::B,
                 &b_s.slice(start, start + span_b),
@@ -229,9 +241,10 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
 /// Tensor-core product, f16/bf16 inputs, f32 accumulation (cubecl `cmma`: WMMA on CUDA).
 /// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
-/// Operands move as 16-byte vectors where their layout allows (`NA = 8`: A rows contiguous,
-/// `k` and the row stride multiples of 8; `NB = 8`: B rows contiguous, `n` and the row stride
-/// multiples of 8), else as strided scalars; shared rows are padded by 16 bytes. Loads run two
+/// Operands move as `load`-wide vectors (16 bytes, or the device's widest vector where that is
+/// narrower) where their layout allows (`NA = load`: A rows contiguous, `k` and the row stride
+/// multiples of `vec`; `NB = load`: the same for B along n), else as strided scalars; shared
+/// tiles hold `NV = load`-wide vectors in rows padded by 16 bytes. Loads run two
 /// tiles ahead through registers (tile `t + 1` waits in registers while tile `t` is multiplied;
 /// the loads of tile `t + 2` are issued at the end of iteration `t`), with two shared stages and
 /// one barrier per tile. The accumulators go through shared memory (f32) for the epilogue
@@ -266,11 +279,11 @@ pub fn matmul_tc_kernel<
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
     let mut a_s =
-        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * bm * (cfg.bk + cfg.vec) / cfg.vec));
+        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * bm * (cfg.bk + cfg.vec) / cfg.load));
     let mut b_s =
-        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / cfg.vec));
-    let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.vec / units));
-    let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.vec / units));
+        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / cfg.load));
+    let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.load / units));
+    let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.load / units));
     let block = cube_block(1usize);
     let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;

@@ -18,7 +18,7 @@
 //! no count can overflow.
 
 mod launch;
-mod spec;
+pub(crate) mod spec;
 
 pub use spec::{Binning, HistogramVariant};
 

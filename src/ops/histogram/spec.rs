@@ -27,6 +27,24 @@ pub enum Binning {
 /// more loads in flight per unit where the grid is already as large as the device holds.
 const LOAD_BATCH: usize = 4;
 
+/// A batch set by [`crate::testing::set_histogram_batch`] (0: [`LOAD_BATCH`]), so a benchmark
+/// can time other batches on one device without a rebuild.
+#[cfg(feature = "testing")]
+pub(crate) static BATCH_OVERRIDE: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// The vectors per unit and step the histogram kernel is built for.
+fn load_batch() -> usize {
+    #[cfg(feature = "testing")]
+    {
+        let b = BATCH_OVERRIDE.load(std::sync::atomic::Ordering::Relaxed);
+        if b > 0 {
+            return b;
+        }
+    }
+    LOAD_BATCH
+}
+
 /// A histogram variant: where the bins live, and whether each unit aggregates runs of equal
 /// bins before its atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -118,7 +136,7 @@ impl HistogramVariant {
             runs: self.runs(),
             float: spec.float,
             shared_bins: if shared { spec.bins } else { 0 },
-            batch: LOAD_BATCH,
+            batch: load_batch(),
         })
     }
 }

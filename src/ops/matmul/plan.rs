@@ -553,11 +553,21 @@ impl MatmulVariant {
                 // The async kernels copy A and B as 16-byte vectors: `pads` made rows16 hold.
                 let kernel = if s.stages == 0 {
                     let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
+                    // The device's widest vector where 16 bytes is wider (Vulkan: 4, so 8-byte
+                    // loads of halves, not 16-byte ones split in two), unless the shape forces one.
+                    let load = match s.load {
+                        0 => nv.min(caps.max_vector_size).max(1),
+                        l => l as usize,
+                    };
+                    let width = |vec: bool| if vec { load } else { 1 };
                     Kernel::Tc {
-                        cfg: s.config(dtype, bias, a_vec, b_vec, w.c4 == 4),
-                        na: w.a16,
-                        nb: w.b16,
-                        nv,
+                        cfg: TcConfig {
+                            load,
+                            ..s.config(dtype, bias, a_vec, b_vec, w.c4 == 4)
+                        },
+                        na: width(a_vec),
+                        nb: width(b_vec),
+                        nv: load,
                         nc: w.c4,
                     }
                 } else if s.mma {

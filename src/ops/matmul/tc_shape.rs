@@ -57,6 +57,11 @@ pub struct TcShape {
     /// little depth (whose time is the output's) want. Takes `bm × (bn + 8)` elements of shared
     /// memory beside the pipeline's. Written `_st` after `_split`.
     pub staged: bool,
+    /// The register-staged kernel's load width in elements (0: 16 bytes, or the device's
+    /// widest vector where that is narrower, as Vulkan's 4). A width that divides 16 bytes'
+    /// elements (2, 4 or 8 for halves; 2 or 4 for f32) forces it, to time one width against
+    /// another or to run the narrow path on CUDA. Written `_v<load>` before `_tf32`.
+    pub load: u16,
 }
 
 impl TcShape {
@@ -74,6 +79,10 @@ impl TcShape {
     /// [`TcShape::T64X128`] with its epilogue in two passes: 44544 bytes of shared memory for
     /// halves, under Vulkan's 48 KiB (one pass takes 61440).
     pub const T64X128_P2: TcShape = TcShape::T64X128.with_passes(2);
+    /// [`TcShape::T64X128_P2`] loading 4 elements at a time (`_v4`), what the automatic width
+    /// gives halves on Vulkan: in [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the
+    /// suite runs the narrow loads on CUDA too.
+    pub const T64X128_P2_V4: TcShape = TcShape::T64X128_P2.with_load(4);
     /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
     pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
     /// [`TcShape::T128X256`] (2 × 4 planes of 64 × 64) with a three-stage `cp.async` pipeline.
@@ -142,6 +151,7 @@ impl TcShape {
             split: 0,
             passes: 0,
             staged: false,
+            load: 0,
         }
     }
 
@@ -187,6 +197,11 @@ impl TcShape {
     /// The same tiles for f32 inputs on TF32 tensor cores (see [`TcShape::tf32`]).
     pub const fn with_tf32(self) -> Self {
         TcShape { tf32: true, ..self }
+    }
+
+    /// The same register-staged tiles loaded `load` elements at a time (see [`TcShape::load`]).
+    pub const fn with_load(self, load: u16) -> Self {
+        TcShape { load, ..self }
     }
 
     /// The same tiles with cubes grouped into strips of `group` block-rows (see
@@ -252,6 +267,7 @@ impl TcShape {
             split,
             passes,
             staged,
+            load,
         } = *self;
         // Deeper pipelines keep more of B in flight per cube; only the manual-MMA kernel is
         // built for them. None is chosen automatically: at decode shapes they measured slower
@@ -291,6 +307,12 @@ impl TcShape {
         if passes > 1 && (stages > 0 || !frags_m.is_multiple_of(passes)) {
             return Err(format!(
                 "{self}: an epilogue in passes (_p) is a register-staged option whose passes divide the fragment rows"
+            ));
+        }
+        let v16 = (16 / dtype.size()) as u16;
+        if load > 0 && (stages > 0 || load < 2 || !v16.is_multiple_of(load)) {
+            return Err(format!(
+                "{self}: a forced load width (_v) is a register-staged option that divides a 16-byte vector ({v16} elements) and is at least 2"
             ));
         }
         if split > 0 && !mma {
@@ -359,6 +381,7 @@ impl TcShape {
     ) -> TcConfig {
         TcConfig {
             vec: 16 / dtype.size(),
+            load: 16 / dtype.size(),
             kf: if self.tf32 { 8 } else { 16 },
             warps_m: self.warps_m as usize,
             warps_n: self.warps_n as usize,
@@ -407,6 +430,9 @@ impl fmt::Display for TcShape {
         if self.passes > 1 {
             write!(f, "_p{}", self.passes)?;
         }
+        if self.load > 0 {
+            write!(f, "_v{}", self.load)?;
+        }
         if self.tf32 {
             write!(f, "_tf32")?;
         }
@@ -417,17 +443,24 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_v<load>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_v<load>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
             Some(b) => (b, true),
             None => (s, false),
+        };
+        let (s_body, load) = match s_body.rsplit_once("_v") {
+            Some((b, n)) => match n.parse::<u16>() {
+                Ok(n) if n > 0 => (b, n),
+                _ => return Err(bad()),
+            },
+            None => (s_body, 0),
         };
         let (s_body, passes) = match s_body.rsplit_once("_p") {
             Some((b, n)) => match n.parse::<u16>() {
@@ -483,6 +516,7 @@ impl std::str::FromStr for TcShape {
         shape.split = split;
         shape.passes = passes;
         shape.staged = staged;
+        shape.load = load;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -521,6 +555,14 @@ mod tests {
             assert!(shape.check(&caps, DType::F16).is_err(), "{bad}");
         }
         assert_eq!("tc64x128x32_w2x2_p2".parse(), Ok(TcShape::T64X128_P2));
+        assert_eq!("tc64x128x32_w2x2_p2_v4".parse(), Ok(TcShape::T64X128_P2_V4));
+        assert_eq!(TcShape::T64X128_P2_V4.to_string(), "tc64x128x32_w2x2_p2_v4");
+        assert_eq!(
+            "tc128x128x32_w4x2_v8_tf32"
+                .parse::<TcShape>()
+                .map(|s| s.load),
+            Ok(8)
+        );
         assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
         assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);
     }
@@ -538,5 +580,39 @@ mod tests {
             Ok(TcShape::T64X64_A6_SPLIT)
         );
         assert!(TcShape::T64X64_A6_SPLIT.shared_bytes(DType::F16) < 227 << 10);
+    }
+
+    /// A forced load width (`_v`) runs on the register-staged kernel where it divides a
+    /// 16-byte vector of the dtype; every other use is refused.
+    #[test]
+    fn load_width_checks() {
+        let caps = Caps::cuda_h100_model();
+        assert!(TcShape::T64X128_P2_V4.check(&caps, DType::F16).is_ok());
+        assert!(TcShape::T64X128_P2_V4.check(&caps, DType::BF16).is_ok());
+        assert!(
+            TcShape::T64X128_P2
+                .with_load(2)
+                .check(&caps, DType::F16)
+                .is_ok()
+        );
+        for (bad, dtype) in [
+            ("tc64x128x32_w2x2_p2_v3", DType::F16),
+            ("tc64x128x32_w2x2_p2_v16", DType::F16),
+            ("tc128x128x32_w4x2_a3_v4", DType::F16),
+            ("tc128x128x32_w4x2_v8_tf32", DType::F32),
+        ] {
+            let shape: TcShape = bad.parse().unwrap();
+            let err = shape.check(&caps, dtype).unwrap_err();
+            assert!(err.contains("_v"), "{bad}: {err}");
+        }
+        assert!(
+            "tc64x128x32_w2x2_v1"
+                .parse::<TcShape>()
+                .map(|s| s.check(&caps, DType::F16))
+                .unwrap()
+                .is_err()
+        );
+        assert!("tc64x128x32_w2x2_v0".parse::<TcShape>().is_err());
+        assert!("tc64x128x32_w2x2_vx".parse::<TcShape>().is_err());
     }
 }
