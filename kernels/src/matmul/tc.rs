@@ -25,11 +25,10 @@ pub struct TcConfig {
     /// global and shared accesses, and each shared row's padding.
     pub vec: usize,
     /// Elements per global load and per shared vector of the register-staged kernel (and of
-    /// [`multiply_tc`]'s tiles): `vec`, or less where the device's vectors are narrower. A
-    /// 16-byte `Vector<f16, 8>` on Vulkan (vectors of at most 4) becomes two 8-byte accesses
-    /// with a split and a rebuild per vector, which cost the SPIR-V staging 18–29% (the
-    /// cooperative-matrix probe); 4-wide loads avoid that. Divides `vec`; rows keep their
-    /// 16-byte padding (`vec` elements) whatever the width.
+    /// [`multiply_tc`]'s tiles): `vec` unless a narrower width is forced (to time one against
+    /// the other; 16 bytes measured faster on CUDA and on Vulkan, where a `Vector<f16, 8>` is
+    /// two 8-byte accesses). Divides `vec`; rows keep their 16-byte padding (`vec` elements)
+    /// whatever the width.
     pub load: usize,
     /// Depth of one fragment: 16 for f16/bf16, 8 for TF32 (WMMA 16 × 16 × 8).
     pub kf: usize,

@@ -1,7 +1,7 @@
 //! Pure validation and selection of histograms: no device, so every error path is unit-tested.
 
 use crate::ops::unsupported;
-use crate::{Caps, DType, Error, Layout, ShapeError};
+use crate::{BackendKind, Caps, DType, Error, Layout, ShapeError};
 use cubeport_kernels::histogram::HistConfig;
 use std::fmt;
 
@@ -24,17 +24,24 @@ pub enum Binning {
 }
 
 /// Vectors each unit of the histogram kernel loads before binning them (`HistConfig::batch`):
-/// more loads in flight per unit where the grid is already as large as the device holds.
-const LOAD_BATCH: usize = 4;
+/// more loads in flight per unit where the grid is already as large as the device holds. On
+/// the H100, CUDA ran 3% slower with 8 than with 4 and wgpu-Vulkan 3% faster (16 no faster
+/// than 8); 1 was 1.25× slower on wgpu (BENCHMARKS.md, wgpu section).
+fn default_batch(caps: &Caps) -> usize {
+    match caps.backend {
+        BackendKind::Cuda => 4,
+        _ => 8,
+    }
+}
 
-/// A batch set by [`crate::testing::set_histogram_batch`] (0: [`LOAD_BATCH`]), so a benchmark
-/// can time other batches on one device without a rebuild.
+/// A batch set by [`crate::testing::set_histogram_batch`] (0: the backend's own), so a
+/// benchmark can time other batches on one device without a rebuild.
 #[cfg(feature = "testing")]
 pub(crate) static BATCH_OVERRIDE: std::sync::atomic::AtomicUsize =
     std::sync::atomic::AtomicUsize::new(0);
 
 /// The vectors per unit and step the histogram kernel is built for.
-fn load_batch() -> usize {
+fn load_batch(caps: &Caps) -> usize {
     #[cfg(feature = "testing")]
     {
         let b = BATCH_OVERRIDE.load(std::sync::atomic::Ordering::Relaxed);
@@ -42,7 +49,7 @@ fn load_batch() -> usize {
             return b;
         }
     }
-    LOAD_BATCH
+    default_batch(caps)
 }
 
 /// A histogram variant: where the bins live, and whether each unit aggregates runs of equal
@@ -136,7 +143,7 @@ impl HistogramVariant {
             runs: self.runs(),
             float: spec.float,
             shared_bins: if shared { spec.bins } else { 0 },
-            batch: load_batch(),
+            batch: load_batch(caps),
         })
     }
 }

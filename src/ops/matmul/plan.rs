@@ -553,10 +553,12 @@ impl MatmulVariant {
                 // The async kernels copy A and B as 16-byte vectors: `pads` made rows16 hold.
                 let kernel = if s.stages == 0 {
                     let (a_vec, b_vec) = (w.a16 == nv, w.b16 == nv);
-                    // The device's widest vector where 16 bytes is wider (Vulkan: 4, so 8-byte
-                    // loads of halves, not 16-byte ones split in two), unless the shape forces one.
+                    // 16 bytes unless the shape forces a width: also on Vulkan, whose vectors
+                    // stop at 4 (a 16-byte vector of halves is two 8-byte accesses there),
+                    // 8-wide loads ran 1.07–1.14× faster than 4-wide ones through SPIR-V, and
+                    // 3.0× faster on CUDA (BENCHMARKS.md, wgpu section).
                     let load = match s.load {
-                        0 => nv.min(caps.max_vector_size).max(1),
+                        0 => nv,
                         l => l as usize,
                     };
                     let width = |vec: bool| if vec { load } else { 1 };
@@ -957,7 +959,9 @@ const SKINNY_MAX_M_SIMT: usize = 64;
 ///   128 × 256 × 64 blocks in column strips (or the WMMA `cp.async` shape) where 128 × 256
 ///   blocks fill it; manual-MMA 128 × 128 × 64 blocks (else the WMMA 128 × 128 shapes) where
 ///   128 × 128 blocks do; manual-MMA 64 × 128 × 64 blocks (else the register-staged WMMA
-///   64 × 128) below that; `cmma` where the chosen shape does not run. Ragged layouts keep these
+///   64 × 128) below that. Where the chosen shape does not run (Vulkan: 48 KiB of shared
+///   memory, no `cp.async`), the register-staged 128 × 128 × 16 shape with its epilogue in
+///   four passes where 128 × 128 blocks make two waves, else 64 × 128 in two passes, else `cmma`. Ragged layouts keep these
 ///   choices: the plan pads what a `cp.async` shape cannot copy (`pads`).
 /// - **CUDA cores.** The vectorized SIMT kernel, the largest whose blocks fill the device
 ///   (128 × 256 in column strips, with its stream-K tail where the device reports its SM
@@ -1061,15 +1065,26 @@ fn auto(caps: &Caps, spec: &MatmulSpec, widths: &Widths) -> MatmulVariant {
         } else {
             TcShape::T64X128
         };
-        // Where the shape does not run (Vulkan's 48 KiB of shared memory holds no 128-row
-        // block), `cmma`. `tc64x128x32_w2x2_p2` fits there but is not chosen: through SPIR-V's
-        // cooperative matrices it ran no faster than `cmma` (BENCHMARKS.md, wgpu section).
         let v = MatmulVariant::Tc(shape);
-        return if v.runs_on(caps, dtype) {
-            v
-        } else {
-            MatmulVariant::Cmma
-        };
+        if v.runs_on(caps, dtype) {
+            return v;
+        }
+        // Where it does not run (Vulkan through SPIR-V: 48 KiB of shared memory, no
+        // `cp.async`), the register-staged shapes that fit there: 128 × 128 × 16 blocks of
+        // eight planes with the epilogue in four passes where 128 × 128 blocks give the device
+        // two waves, else 64 × 128 (at 1024³ on the H100, 64 blocks of 128 × 128 ran at 0.65 of
+        // 128 blocks of 64 × 128; from 2048³ the larger blocks ran 1.27–1.57× faster); `cmma`
+        // where neither fits (BENCHMARKS.md, wgpu section).
+        let staged = [
+            (blocks(128, 128) >= 2 * fill).then_some(TcShape::T128X128X16_P4),
+            Some(TcShape::T64X128_P2),
+        ];
+        return staged
+            .into_iter()
+            .flatten()
+            .map(MatmulVariant::Tc)
+            .find(|v| v.runs_on(caps, dtype))
+            .unwrap_or(MatmulVariant::Cmma);
     }
     if blocks(128, 256) >= fill
         && let Some(v) = simt(SimtShape::S128X256_G8_SK).or_else(|| simt(SimtShape::S128X256_G8))
@@ -1182,6 +1197,54 @@ mod tests {
                 matches!(got, Narrow | NarrowPlane | MatmulVariant::NarrowMma(_)).then_some(got);
             assert_eq!(narrow, want, "{dtype} {m}x{n}x{k} trans_a {trans_a}: {got}");
         }
+    }
+
+    /// Vulkan through SPIR-V (what `devices` reported for the H100's Vulkan driver: 48 KiB of
+    /// shared memory, vectors of 4, no `cp.async` or manual MMA, no SM count): halves take the
+    /// register-staged 128 × 128 × 16 shape where 128 × 128 blocks make two waves of the
+    /// assumed 64 SMs, else 64 × 128, and `cmma` where neither fits; f32 stays off tensor cores.
+    #[test]
+    fn tensor_cores_on_vulkan() {
+        let mut caps = Caps::cuda_h100_model();
+        caps.backend = crate::BackendKind::Wgpu;
+        caps.max_shared_bytes = 48 << 10;
+        caps.max_vector_size = 4;
+        caps.num_sms = None;
+        caps.copy_async = false;
+        caps.manual_mma = false;
+        caps.tf32 = false;
+        let choice = |caps: &Caps, dtype, m: usize, n: usize, k: usize| {
+            let s = MatmulSpec::new(
+                &dense(&[m, k], dtype),
+                &dense(&[k, n], dtype),
+                None,
+                &dense(&[m, n], dtype),
+                [0; 3],
+            )
+            .unwrap();
+            auto(caps, &s, &Widths::of(&s))
+        };
+        let tc = |s| MatmulVariant::Tc(s);
+        for (dtype, m, n, k, want) in [
+            (DType::F16, 4096, 4096, 4096, tc(TcShape::T128X128X16_P4)),
+            (DType::BF16, 3000, 2500, 2000, tc(TcShape::T128X128X16_P4)),
+            (DType::F16, 2048, 2048, 2048, tc(TcShape::T128X128X16_P4)),
+            (DType::F16, 1024, 1024, 1024, tc(TcShape::T64X128_P2)),
+            (DType::BF16, 1000, 1000, 1000, tc(TcShape::T64X128_P2)),
+        ] {
+            assert_eq!(choice(&caps, dtype, m, n, k), want, "{dtype} {m}x{n}x{k}");
+        }
+        assert!(!matches!(
+            choice(&caps, DType::F32, 4096, 4096, 4096),
+            MatmulVariant::Tc(_) | MatmulVariant::Cmma
+        ));
+        // 32 KiB of shared memory: neither register-staged shape fits.
+        let mut small = caps.clone();
+        small.max_shared_bytes = 32 << 10;
+        assert_eq!(
+            choice(&small, DType::F16, 4096, 4096, 4096),
+            MatmulVariant::Cmma
+        );
     }
 
     /// The `cp.async` shapes pad exactly the operands whose rows are not 16-byte vectors, to a

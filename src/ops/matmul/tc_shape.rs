@@ -79,9 +79,13 @@ impl TcShape {
     /// [`TcShape::T64X128`] with its epilogue in two passes: 44544 bytes of shared memory for
     /// halves, under Vulkan's 48 KiB (one pass takes 61440).
     pub const T64X128_P2: TcShape = TcShape::T64X128.with_passes(2);
-    /// [`TcShape::T64X128_P2`] loading 4 elements at a time (`_v4`), what the automatic width
-    /// gives halves on Vulkan: in [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the
-    /// suite runs the narrow loads on CUDA too.
+    /// 128 × 128 blocks, 16-deep tiles, 2 × 4 planes of 4 × 2 fragments, register-staged with
+    /// the epilogue in four passes: 37888 bytes of shared memory for halves, the automatic
+    /// choice on Vulkan (no `cp.async`, 48 KiB) where 128 × 128 blocks make two waves.
+    pub const T128X128X16_P4: TcShape = TcShape::new(2, 4, 4, 2, 16).with_passes(4);
+    /// [`TcShape::T64X128_P2`] loading 4 elements at a time (`_v4`): in
+    /// [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the suite runs loads narrower than
+    /// the shared tiles' padding.
     pub const T64X128_P2_V4: TcShape = TcShape::T64X128_P2.with_load(4);
     /// [`TcShape::T128_W4X2`] with a three-stage `cp.async` pipeline.
     pub const T128_W4X2_A3: TcShape = TcShape::T128_W4X2.with_async(3);
@@ -565,6 +569,8 @@ mod tests {
         );
         assert!("tc64x128x32_w2x2_p1".parse::<TcShape>().is_err());
         assert!(TcShape::T128_W4X2.with_passes(2).shared_bytes(DType::F16) > 48 << 10);
+        assert_eq!(TcShape::T128X128X16_P4.shared_bytes(DType::F16), 37_888);
+        assert_eq!(TcShape::T128X128X16_P4.to_string(), "tc128x128x16_w2x4_p4");
     }
 
     /// Deep pipelines: ids round-trip; six stages of the 64 × 64 × 64 shape (about 110 KiB)
