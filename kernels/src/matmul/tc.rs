@@ -57,6 +57,11 @@ pub struct TcConfig {
     /// The manual-MMA kernel's epilogue through shared memory (`matmul_tc_mma_kernel` with
     /// `c_vec`): outputs staged as column pairs, each plane store a contiguous row segment.
     pub staged_c: bool,
+    /// The register-staged kernel's epilogue one fragment at a time through a 16 × 16 f32
+    /// scratch tile per plane ([`plane_epilogue`], the `cp.async` kernel's), instead of the
+    /// block's accumulators staged at once (`c_passes`): 1 KiB a plane, so larger tiles fit
+    /// devices with little shared memory (Vulkan's 48 KiB).
+    pub plane_scratch: bool,
 }
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
@@ -237,6 +242,60 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
     }
 }
 
+/// Writes this plane's `frags_m × frags_n` accumulators to C (bias, activation, masks, 4-wide
+/// stores when `NC = 4`), one fragment at a time through the plane's 16 × 16 f32 scratch tile
+/// (`planes · 256` floats of shared memory, no cube barrier).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn plane_epilogue<F: Float, NC: Size, A: Activation>(
+    c: &mut Array<Vector<F, NC>>,
+    acc: &Sequence<cmma::Matrix<f32>>,
+    p: &Place,
+    bias: &Array<F>,
+    m: usize,
+    n: usize,
+    c_pitch: usize,
+    scale: f32,
+    wm: usize,
+    wn: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let planes = comptime!(cfg.warps_m * cfg.warps_n);
+    let plane_id = UNIT_POS as usize / cfg.plane;
+    let lane = UNIT_POS as usize % cfg.plane;
+    let mut c_s = SharedMemory::<f32>::new(comptime!(planes * 256));
+    let scratch = plane_id * 256;
+    #[unroll]
+    for i in 0..cfg.frags_m {
+        #[unroll]
+        for j in 0..cfg.frags_n {
+            cmma::store(
+                &mut c_s.slice_mut(scratch, scratch + 256),
+                &acc[i * cfg.frags_n + j],
+                16u32,
+                cmma::MatrixLayout::RowMajor,
+            );
+            sync_plane();
+            let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
+            let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 16;
+            #[unroll]
+            for q in 0..comptime!(64 / cfg.plane) {
+                let idx = lane + q * cfg.plane;
+                let lr = idx / 4;
+                let lc = (idx % 4) * 4;
+                let r = r0 + lr;
+                let col = c0 + lc;
+                let row_start = (p.z * m + r) * c_pitch;
+                let from = scratch + lr * 16 + lc;
+                store4::<F, NC, A, SharedMemory<f32>>(
+                    c, &c_s, from, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
+                );
+            }
+            sync_plane();
+        }
+    }
+}
+
 /// Tensor-core product, f16/bf16 inputs, f32 accumulation (cubecl `cmma`: WMMA on CUDA).
 /// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
@@ -247,7 +306,8 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
 /// tiles ahead through registers (tile `t + 1` waits in registers while tile `t` is multiplied;
 /// the loads of tile `t + 2` are issued at the end of iteration `t`), with two shared stages and
 /// one barrier per tile. The accumulators go through shared memory (f32) for the epilogue
-/// (bias, activation, masks, 4-wide stores when `NC = 4`).
+/// (bias, activation, masks, 4-wide stores when `NC = 4`): the whole block in `c_passes`
+/// passes, or with `plane_scratch` one fragment at a time through each plane's scratch tile.
 /// Preconditions: as [`TcConfig`]; every addressed element in bounds; vector sizes match the
 /// flags; the device has 16×16×16 cmma for `F` with f32 accumulators and planes of `plane`.
 #[cube(launch_unchecked)]
@@ -311,6 +371,32 @@ pub fn matmul_tc_kernel<
         }
     }
 
+    if comptime!(cfg.plane_scratch) {
+        plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
+    } else {
+        block_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
+    }
+}
+
+/// The register-staged kernel's epilogue through shared memory: the block's accumulators staged
+/// as f32 in `c_passes` passes, then written out 4 consecutive columns per unit and step.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn block_epilogue<F: Float, NC: Size, A: Activation>(
+    c: &mut Array<Vector<F, NC>>,
+    acc: &Sequence<cmma::Matrix<f32>>,
+    p: &Place,
+    bias: &Array<F>,
+    m: usize,
+    n: usize,
+    c_pitch: usize,
+    scale: f32,
+    wm: usize,
+    wn: usize,
+    #[comptime] cfg: TcConfig,
+) {
+    let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
+    let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
     // Epilogue through shared memory: fragments out (row stride bn + 4 floats, a multiple of
     // 16 bytes as WMMA stores need), then 4 consecutive columns per unit and step; in
     // `c_passes` passes of `fpp` fragment rows per plane each (one pass: the whole block).

@@ -4,9 +4,9 @@
 //! holds the pipeline, not a block of f32 outputs).
 
 use super::common::{
-    Place, commit_arrive, cube_block, stage_barriers, store4, wait_stage, zero_accumulators,
+    Place, commit_arrive, cube_block, stage_barriers, wait_stage, zero_accumulators,
 };
-use super::tc::{TcConfig, multiply_tc};
+use super::tc::{TcConfig, multiply_tc, plane_epilogue};
 use crate::activation::Activation;
 use cubecl::prelude::barrier::copy_async_checked;
 use cubecl::prelude::*;
@@ -106,7 +106,6 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
 ) {
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
-    let planes = comptime!(cfg.warps_m * cfg.warps_n);
     let mut a_s =
         SharedMemory::<Vector<F, NA>>::new(comptime!(stages * bm * (cfg.bk + cfg.vec) / cfg.vec));
     let mut b_s =
@@ -115,7 +114,6 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
     let block = cube_block(1usize);
     let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;
-    let lane = UNIT_POS as usize % cfg.plane;
     let wm = plane_id / cfg.warps_n;
     let wn = plane_id % cfg.warps_n;
     let acc = zero_accumulators(comptime!(cfg.frags_m * cfg.frags_n), cfg.kf);
@@ -150,36 +148,5 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
         multiply_tc::<F, FT, NA>(&a_s, &b_s, &acc, stage, wm, wn, cfg);
     }
 
-    // Epilogue, one fragment at a time through this plane's 16 × 16 scratch tile.
-    let mut c_s = SharedMemory::<f32>::new(comptime!(planes * 256));
-    let scratch = plane_id * 256;
-    #[unroll]
-    for i in 0..cfg.frags_m {
-        #[unroll]
-        for j in 0..cfg.frags_n {
-            cmma::store(
-                &mut c_s.slice_mut(scratch, scratch + 256),
-                &acc[i * cfg.frags_n + j],
-                16u32,
-                cmma::MatrixLayout::RowMajor,
-            );
-            sync_plane();
-            let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
-            let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 16;
-            #[unroll]
-            for q in 0..comptime!(64 / cfg.plane) {
-                let idx = lane + q * cfg.plane;
-                let lr = idx / 4;
-                let lc = (idx % 4) * 4;
-                let r = r0 + lr;
-                let col = c0 + lc;
-                let row_start = (p.z * m + r) * c_pitch;
-                let from = scratch + lr * 16 + lc;
-                store4::<F, NC, A, SharedMemory<f32>>(
-                    c, &c_s, from, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
-                );
-            }
-            sync_plane();
-        }
-    }
+    plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
 }

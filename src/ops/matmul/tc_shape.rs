@@ -62,6 +62,11 @@ pub struct TcShape {
     /// elements (2, 4 or 8 for halves; 2 or 4 for f32) forces it, to time one width against
     /// another or to run the narrow path on CUDA. Written `_v<load>` before `_tf32`.
     pub load: u16,
+    /// The register-staged kernel's epilogue one fragment at a time through a 16 × 16 f32
+    /// scratch tile per plane (as the `cp.async` kernel's) instead of the block's accumulators
+    /// staged at once: 1 KiB a plane, so 128 × 128 × 32 or 128 × 256 × 16 blocks fit Vulkan's
+    /// 48 KiB. Not with `passes`. Written `_sc` before `_v`.
+    pub scratch: bool,
 }
 
 impl TcShape {
@@ -83,6 +88,14 @@ impl TcShape {
     /// the epilogue in four passes: 37888 bytes of shared memory for halves, the automatic
     /// choice on Vulkan (no `cp.async`, 48 KiB) where 128 × 128 blocks make two waves.
     pub const T128X128X16_P4: TcShape = TcShape::new(2, 4, 4, 2, 16).with_passes(4);
+    /// 128 × 128 blocks, 32-deep tiles, 2 × 4 planes of 4 × 2 fragments, register-staged with
+    /// the epilogue through per-plane scratch tiles (`_sc`): 46080 bytes for halves, under
+    /// Vulkan's 48 KiB. Not chosen automatically until timed there.
+    pub const T128X128X32_SC: TcShape = TcShape::new(2, 4, 4, 2, 32).with_scratch();
+    /// 128 × 256 blocks, 16-deep tiles, 2 × 4 planes of 4 × 4 fragments, register-staged with
+    /// the per-plane scratch epilogue: 37376 bytes for halves. Not chosen automatically until
+    /// timed on Vulkan.
+    pub const T128X256X16_SC: TcShape = TcShape::new(2, 4, 4, 4, 16).with_scratch();
     /// [`TcShape::T64X128_P2`] loading 4 elements at a time (`_v4`): in
     /// [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the suite runs loads narrower than
     /// the shared tiles' padding.
@@ -156,6 +169,7 @@ impl TcShape {
             passes: 0,
             staged: false,
             load: 0,
+            scratch: false,
         }
     }
 
@@ -203,6 +217,15 @@ impl TcShape {
         TcShape { tf32: true, ..self }
     }
 
+    /// The same register-staged tiles with the epilogue through per-plane scratch tiles (see
+    /// [`TcShape::scratch`]).
+    pub const fn with_scratch(self) -> Self {
+        TcShape {
+            scratch: true,
+            ..self
+        }
+    }
+
     /// The same register-staged tiles loaded `load` elements at a time (see [`TcShape::load`]).
     pub const fn with_load(self, load: u16) -> Self {
         TcShape { load, ..self }
@@ -246,7 +269,9 @@ impl TcShape {
         // Rows padded by one 16-byte vector.
         let pad = 16 / dtype.size();
         let stage = (bm * (bk + pad) + bk * (bn + pad)) * dtype.size();
-        if self.stages == 0 {
+        if self.stages == 0 && self.scratch {
+            2 * stage + (self.units() / 32) * 256 * 4
+        } else if self.stages == 0 {
             2 * stage + bm / self.epilogue_passes() * (bn + 4) * 4
         } else if self.mma {
             let staged = if self.staged { bm * (bn + pad) } else { 0 };
@@ -272,6 +297,7 @@ impl TcShape {
             passes,
             staged,
             load,
+            scratch,
         } = *self;
         // Deeper pipelines keep more of B in flight per cube; only the manual-MMA kernel is
         // built for them. None is chosen automatically: at decode shapes they measured slower
@@ -311,6 +337,11 @@ impl TcShape {
         if passes > 1 && (stages > 0 || !frags_m.is_multiple_of(passes)) {
             return Err(format!(
                 "{self}: an epilogue in passes (_p) is a register-staged option whose passes divide the fragment rows"
+            ));
+        }
+        if scratch && (stages > 0 || passes > 1) {
+            return Err(format!(
+                "{self}: the per-plane scratch epilogue (_sc) is a register-staged option, not with passes (_p)"
             ));
         }
         let v16 = (16 / dtype.size()) as u16;
@@ -401,6 +432,7 @@ impl TcShape {
             split: false,
             c_passes: self.epilogue_passes(),
             staged_c: self.staged,
+            plane_scratch: self.scratch,
         }
     }
 }
@@ -434,6 +466,9 @@ impl fmt::Display for TcShape {
         if self.passes > 1 {
             write!(f, "_p{}", self.passes)?;
         }
+        if self.scratch {
+            write!(f, "_sc")?;
+        }
         if self.load > 0 {
             write!(f, "_v{}", self.load)?;
         }
@@ -447,12 +482,12 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_v<load>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_v<load>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_v<load>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_v<load>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
@@ -465,6 +500,10 @@ impl std::str::FromStr for TcShape {
                 _ => return Err(bad()),
             },
             None => (s_body, 0),
+        };
+        let (s_body, scratch) = match s_body.strip_suffix("_sc") {
+            Some(b) => (b, true),
+            None => (s_body, false),
         };
         let (s_body, passes) = match s_body.rsplit_once("_p") {
             Some((b, n)) => match n.parse::<u16>() {
@@ -521,6 +560,7 @@ impl std::str::FromStr for TcShape {
         shape.passes = passes;
         shape.staged = staged;
         shape.load = load;
+        shape.scratch = scratch;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -586,6 +626,36 @@ mod tests {
             Ok(TcShape::T64X64_A6_SPLIT)
         );
         assert!(TcShape::T64X64_A6_SPLIT.shared_bytes(DType::F16) < 227 << 10);
+    }
+
+    /// The per-plane scratch epilogue (`_sc`): ids round-trip, shared memory is the two
+    /// stages plus 1 KiB a plane (both shapes under Vulkan's 48 KiB), and it is refused with
+    /// `cp.async` stages or epilogue passes.
+    #[test]
+    fn scratch_epilogue_shapes() {
+        let caps = Caps::cuda_h100_model();
+        for (shape, id, bytes) in [
+            (TcShape::T128X128X32_SC, "tc128x128x32_w2x4_sc", 46_080),
+            (TcShape::T128X256X16_SC, "tc128x256x16_w2x4_sc", 37_376),
+        ] {
+            assert_eq!(shape.to_string(), id);
+            assert_eq!(id.parse::<TcShape>(), Ok(shape));
+            assert_eq!(shape.shared_bytes(DType::F16), bytes);
+            assert!(bytes <= 48 << 10);
+            assert!(shape.check(&caps, DType::F16).is_ok());
+        }
+        assert_eq!(
+            "tc128x128x32_w2x4_sc_v4".parse::<TcShape>(),
+            Ok(TcShape::T128X128X32_SC.with_load(4))
+        );
+        for bad in ["tc128x128x32_w2x4_a3_sc", "tc128x128x32_w2x4_p2_sc"] {
+            let err = bad
+                .parse::<TcShape>()
+                .unwrap()
+                .check(&caps, DType::F16)
+                .unwrap_err();
+            assert!(err.contains("_sc"), "{bad}: {err}");
+        }
     }
 
     /// A forced load width (`_v`) runs on the register-staged kernel where it divides a
