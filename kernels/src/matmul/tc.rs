@@ -25,7 +25,7 @@ pub struct TcConfig {
     /// global and shared accesses, and each shared row's padding.
     pub vec: usize,
     /// Elements per global load and per shared vector of the register-staged kernel (and of
-    /// [`multiply_tc`]'s tiles): `vec` unless a narrower width is forced (to time one against
+    /// `multiply_tc`'s tiles): `vec` unless a narrower width is forced (to time one against
     /// the other; 16 bytes measured faster on CUDA and on Vulkan, where a `Vector<f16, 8>` is
     /// two 8-byte accesses). Divides `vec`; rows keep their 16-byte padding (`vec` elements)
     /// whatever the width.
@@ -58,7 +58,7 @@ pub struct TcConfig {
     /// `c_vec`): outputs staged as column pairs, each plane store a contiguous row segment.
     pub staged_c: bool,
     /// The register-staged kernel's epilogue one fragment at a time through a 16 × 16 f32
-    /// scratch tile per plane ([`plane_epilogue`], the `cp.async` kernel's), instead of the
+    /// scratch tile per plane (`plane_epilogue`, the `cp.async` kernel's), instead of the
     /// block's accumulators staged at once (`c_passes`): 1 KiB a plane, so larger tiles fit
     /// devices with little shared memory (Vulkan's 48 KiB).
     pub plane_scratch: bool,
