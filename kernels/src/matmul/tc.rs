@@ -1,5 +1,5 @@
 //! The tiled tensor-core product: each plane owns a grid of 16 × 16 accumulator fragments,
-//! operands travel as 16-byte vectors (narrower where the device caps vector width) from global
+//! operands travel as 16-byte vectors (narrower only where a shape forces it) from global
 //! memory through shared tiles whose rows are padded by 16 bytes.
 
 use super::common::{Place, cube_block, load_fragment, store4, zero_accumulators};
@@ -21,8 +21,9 @@ pub struct TcConfig {
     pub frags_n: usize,
     /// Depth of one shared tile (a multiple of 16).
     pub bk: usize,
-    /// Elements per 16-byte vector of the input dtype (8 for f16/bf16, 4 for f32): the unit of
-    /// global and shared accesses, and each shared row's padding.
+    /// Elements per 16-byte vector of the input dtype (8 for f16/bf16, 4 for f32): each shared
+    /// row's padding, and the unit of the `cp.async` kernels' accesses (the register-staged
+    /// kernel's is `load`).
     pub vec: usize,
     /// Elements per global load and per shared vector of the register-staged kernel (and of
     /// `multiply_tc`'s tiles): `vec` unless a narrower width is forced (to time one against
@@ -197,23 +198,26 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
     wn: usize,
     #[comptime] cfg: TcConfig,
 ) {
+    // The tiles' own vector width: `load` in the register-staged kernel, `vec` in the
+    // `cp.async` one (taken from `NV` so neither can disagree with its tiles).
+    let load = NV::value();
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.load);
-    let b_row = comptime!((bn + cfg.vec) / cfg.load);
-    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.load)
+    let a_row = comptime!((cfg.bk + cfg.vec) / load);
+    let b_row = comptime!((bn + cfg.vec) / load);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / load)
         + wm * comptime!(16 * cfg.frags_m) * a_row;
-    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.load)
-        + wn * comptime!(16 * cfg.frags_n / cfg.load);
-    let span_a = comptime!((15 * (cfg.bk + cfg.vec) + cfg.kf) / cfg.load);
-    let span_b = comptime!(((cfg.kf - 1) * (bn + cfg.vec) + 16) / cfg.load);
+    let b_off =
+        stage * comptime!(cfg.bk * (bn + cfg.vec) / load) + wn * comptime!(16 * cfg.frags_n / load);
+    let span_a = comptime!((15 * (cfg.bk + cfg.vec) + cfg.kf) / load);
+    let span_b = comptime!(((cfg.kf - 1) * (bn + cfg.vec) + 16) / load);
     #[unroll]
     for ks in 0..comptime!(cfg.bk / cfg.kf) {
         let mut fa = Sequence::<cmma::Matrix<FT>>::new();
         let mut fb = Sequence::<cmma::Matrix<FT>>::new();
         #[unroll]
         for i in 0..cfg.frags_m {
-            let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / cfg.load);
+            let start = a_off + i * 16 * a_row + ks * comptime!(cfg.kf / load);
             fa.push(load_fragment::<FT, Vector<F, NV>>(
                 cmma::MatrixIdent::A,
                 &a_s.slice(start, start + span_a),
@@ -223,7 +227,7 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
         }
         #[unroll]
         for j in 0..cfg.frags_n {
-            let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / cfg.load);
+            let start = b_off + ks * cfg.kf * b_row + j * comptime!(16 / load);
             fb.push(load_fragment::<FT, Vector<F, NV>>(
                 cmma::MatrixIdent::B,
                 &b_s.slice(start, start + span_b),
@@ -244,7 +248,8 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
 
 /// Writes this plane's `frags_m × frags_n` accumulators to C (bias, activation, masks, 4-wide
 /// stores when `NC = 4`), one fragment at a time through the plane's 16 × 16 f32 scratch tile
-/// (`planes · 256` floats of shared memory, no cube barrier).
+/// (`planes · 256` floats of shared memory; `plane` divides 64). `cube_sync`: cube barriers
+/// around each tile instead of plane barriers (what Vulkan needs, see `plane_or_cube_sync`).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn plane_epilogue<F: Float, NC: Size, A: Activation>(
@@ -259,6 +264,7 @@ pub(super) fn plane_epilogue<F: Float, NC: Size, A: Activation>(
     wm: usize,
     wn: usize,
     #[comptime] cfg: TcConfig,
+    #[comptime] cube_sync: bool,
 ) {
     let planes = comptime!(cfg.warps_m * cfg.warps_n);
     let plane_id = UNIT_POS as usize / cfg.plane;
@@ -275,7 +281,7 @@ pub(super) fn plane_epilogue<F: Float, NC: Size, A: Activation>(
                 16u32,
                 cmma::MatrixLayout::RowMajor,
             );
-            sync_plane();
+            plane_or_cube_sync(cube_sync);
             let r0 = p.row0 + wm * comptime!(16 * cfg.frags_m) + i * 16;
             let c0 = p.col0 + wn * comptime!(16 * cfg.frags_n) + j * 16;
             #[unroll]
@@ -291,16 +297,28 @@ pub(super) fn plane_epilogue<F: Float, NC: Size, A: Activation>(
                     c, &c_s, from, r, col, row_start, m, n, bias, scale, cfg.c_vec, cfg.bias,
                 );
             }
-            sync_plane();
+            plane_or_cube_sync(cube_sync);
         }
+    }
+}
+
+/// `sync_cube()` where `cube`, else `sync_plane()`. cubecl-spirv 0.10 emits the plane barrier
+/// without workgroup-memory semantics, so on Vulkan it does not order the scratch tile's
+/// writes and reads; a cube barrier does (every plane runs the same unrolled loop).
+#[cube]
+fn plane_or_cube_sync(#[comptime] cube: bool) {
+    if comptime!(cube) {
+        sync_cube();
+    } else {
+        sync_plane();
     }
 }
 
 /// Tensor-core product, f16/bf16 inputs, f32 accumulation (cubecl `cmma`: WMMA on CUDA).
 /// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
-/// Operands move as `load`-wide vectors (16 bytes, or the device's widest vector where that is
-/// narrower) where their layout allows (`NA = load`: A rows contiguous, `k` and the row stride
+/// Operands move as `load`-wide vectors (16 bytes unless a shape forces fewer) where their
+/// layout allows (`NA = load`: A rows contiguous, `k` and the row stride
 /// multiples of `vec`; `NB = load`: the same for B along n), else as strided scalars; shared
 /// tiles hold `NV = load`-wide vectors in rows padded by 16 bytes. Loads run two
 /// tiles ahead through registers (tile `t + 1` waits in registers while tile `t` is multiplied;
@@ -372,7 +390,9 @@ pub fn matmul_tc_kernel<
     }
 
     if comptime!(cfg.plane_scratch) {
-        plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
+        // A cube barrier around each scratch tile: this epilogue is for Vulkan (see
+        // `plane_or_cube_sync`).
+        plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg, true);
     } else {
         block_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
     }

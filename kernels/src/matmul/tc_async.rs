@@ -148,5 +148,6 @@ pub fn matmul_tc_async_kernel<F: Float, FT: Float, NA: Size, NB: Size, NC: Size,
         multiply_tc::<F, FT, NA>(&a_s, &b_s, &acc, stage, wm, wn, cfg);
     }
 
-    plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg);
+    // Plane barriers: this kernel runs on CUDA only (`cp.async`), where they order memory.
+    plane_epilogue::<F, NC, A>(c, &acc, &p, bias, m, n, c_pitch, scale, wm, wn, cfg, false);
 }

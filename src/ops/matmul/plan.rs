@@ -1247,6 +1247,43 @@ mod tests {
         );
     }
 
+    /// The register-staged kernel loads 16-byte vectors by default, also where the device's
+    /// vectors stop at 4 (Vulkan), a forced `_v4` 4-wide ones, and scalars where the rows are
+    /// not 16-byte vectors.
+    #[test]
+    fn register_staged_load_widths() {
+        let mut vulkan = Caps::cuda_h100_model();
+        vulkan.max_vector_size = 4;
+        let spec = |k: usize| {
+            let f16 = |s: &[usize]| dense(s, DType::F16);
+            MatmulSpec::new(
+                &f16(&[256, k]),
+                &f16(&[k, 256]),
+                None,
+                &f16(&[256, 256]),
+                [0; 3],
+            )
+            .unwrap()
+        };
+        let widths = |shape: TcShape, k: usize| {
+            let s = spec(k);
+            match MatmulVariant::Tc(shape)
+                .kernel(&vulkan, &s, &Widths::of(&s), 1)
+                .0
+            {
+                Kernel::Tc {
+                    cfg, na, nb, nv, ..
+                } => (cfg.load, na, nb, nv),
+                other => panic!("{other}"),
+            }
+        };
+        assert_eq!(widths(TcShape::T64X128_P2, 64), (8, 8, 8, 8));
+        assert_eq!(widths(TcShape::T64X128_P2_V4, 64), (4, 4, 4, 4));
+        // k = 60: A's rows are not 16-byte vectors (B's are).
+        assert_eq!(widths(TcShape::T64X128_P2, 60), (8, 1, 8, 8));
+        assert_eq!(widths(TcShape::T64X128_P2_V4, 60), (4, 1, 4, 4));
+    }
+
     /// The `cp.async` shapes pad exactly the operands whose rows are not 16-byte vectors, to a
     /// pitch of whole vectors, one copy for a broadcast batch, and the padded widths then allow
     /// 16-byte rows; register-loaded kernels pad nothing, except the SIMT kernel's scalar-row
