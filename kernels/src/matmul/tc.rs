@@ -22,15 +22,11 @@ pub struct TcConfig {
     /// Depth of one shared tile (a multiple of 16).
     pub bk: usize,
     /// Elements per 16-byte vector of the input dtype (8 for f16/bf16, 4 for f32): each shared
-    /// row's padding, and the unit of the `cp.async` kernels' accesses (the register-staged
-    /// kernel's is `load`).
+    /// row's padding, and the unit of the `cp.async` kernels' accesses. The register-staged
+    /// kernel's loads and shared vectors are its launch's `NV` wide: `vec`, or a narrower
+    /// width that divides it (forced, to time one against the other; rows keep their 16-byte
+    /// padding whatever the width).
     pub vec: usize,
-    /// Elements per global load and per shared vector of the register-staged kernel (and of
-    /// `multiply_tc`'s tiles): `vec` unless a narrower width is forced (to time one against
-    /// the other; 16 bytes measured faster on CUDA and on Vulkan, where a `Vector<f16, 8>` is
-    /// two 8-byte accesses). Divides `vec`; rows keep their 16-byte padding (`vec` elements)
-    /// whatever the width.
-    pub load: usize,
     /// Depth of one fragment: 16 for f16/bf16, 8 for TF32 (WMMA 16 × 16 × 8).
     pub kf: usize,
     /// The plane width (32: WMMA is a warp operation).
@@ -40,9 +36,9 @@ pub struct TcConfig {
     pub group: usize,
     /// Add `bias[col]` before the activation.
     pub bias: bool,
-    /// A is read as `load`-wide vectors along k (the launch's `NA` is `load`).
+    /// A is read as `NV`-wide vectors along k (the launch's `NA` is `NV`).
     pub a_vec: bool,
-    /// B is read as `load`-wide vectors along n (the launch's `NB` is `load`).
+    /// B is read as `NV`-wide vectors along n (the launch's `NB` is `NV`).
     pub b_vec: bool,
     /// C is written as 4-wide vectors (the launch's `NC` is 4).
     pub c_vec: bool,
@@ -69,7 +65,7 @@ pub struct TcConfig {
 /// start in 8 different 16-byte bank groups.
 pub(super) const PAD: usize = 8;
 
-/// This unit's share of the A tile at depth `k0`, as `load`-wide vectors along k (zero
+/// This unit's share of the A tile at depth `k0`, as `NV`-wide vectors along k (zero
 /// outside).
 #[cube]
 fn fetch_a8<F: Float, NA: Size, NV: Size>(
@@ -79,14 +75,15 @@ fn fetch_a8<F: Float, NA: Size, NV: Size>(
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
+    let load = NV::value();
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(cfg.bk / cfg.load);
+    let per_row = comptime!(cfg.bk / load);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / cfg.load / units) {
+    for l in 0..comptime!(bm * cfg.bk / load / units) {
         let s = UNIT_POS as usize + l * units;
         let r = p.row0 + s / per_row;
-        let kk = k0 + (s % per_row) * cfg.load;
+        let kk = k0 + (s % per_row) * load;
         let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.a_vec) {
             // No branch around the load: outside the operand the index is clamped to 0 and
@@ -94,14 +91,14 @@ fn fetch_a8<F: Float, NA: Size, NV: Size>(
             // through a phi at the branch's merge, where a driver may wait for the load,
             // which makes the two-tiles-ahead prefetch synchronous.
             let inside = r < p.m && kk < p.k;
-            let t = a[select(inside, (p.a_base + r * p.a_sr + kk) / cfg.load, 0)];
+            let t = a[select(inside, (p.a_base + r * p.a_sr + kk) / load, 0)];
             #[unroll]
-            for j in 0..cfg.load {
+            for j in 0..load {
                 v[j] = select(inside, t[j], F::new(0.0));
             }
         } else {
             #[unroll]
-            for j in 0..cfg.load {
+            for j in 0..load {
                 let mut x = F::new(0.0);
                 if r < p.m && kk + j < p.k {
                     x = a[p.a_base + r * p.a_sr + (kk + j) * p.a_sc][0];
@@ -113,7 +110,7 @@ fn fetch_a8<F: Float, NA: Size, NV: Size>(
     }
 }
 
-/// This unit's share of the B tile at depth `k0`, as `load`-wide vectors along n (zero
+/// This unit's share of the B tile at depth `k0`, as `NV`-wide vectors along n (zero
 /// outside).
 #[cube]
 fn fetch_b8<F: Float, NB: Size, NV: Size>(
@@ -123,26 +120,27 @@ fn fetch_b8<F: Float, NB: Size, NV: Size>(
     k0: usize,
     #[comptime] cfg: TcConfig,
 ) {
+    let load = NV::value();
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let per_row = comptime!(bn / cfg.load);
+    let per_row = comptime!(bn / load);
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / cfg.load / units) {
+    for l in 0..comptime!(cfg.bk * bn / load / units) {
         let s = UNIT_POS as usize + l * units;
         let kk = k0 + s / per_row;
-        let col = p.col0 + (s % per_row) * cfg.load;
+        let col = p.col0 + (s % per_row) * load;
         let mut v = Vector::<F, NV>::empty().fill(F::new(0.0));
         if comptime!(cfg.b_vec) {
             // Branch-free, as in `fetch_a8`.
             let inside = kk < p.k && col < p.n;
-            let t = b[select(inside, (p.b_base + kk * p.b_sr + col) / cfg.load, 0)];
+            let t = b[select(inside, (p.b_base + kk * p.b_sr + col) / load, 0)];
             #[unroll]
-            for j in 0..cfg.load {
+            for j in 0..load {
                 v[j] = select(inside, t[j], F::new(0.0));
             }
         } else {
             #[unroll]
-            for j in 0..cfg.load {
+            for j in 0..load {
                 let mut x = F::new(0.0);
                 if kk < p.k && col + j < p.n {
                     x = b[p.b_base + kk * p.b_sr + (col + j) * p.b_sc][0];
@@ -155,7 +153,7 @@ fn fetch_b8<F: Float, NB: Size, NV: Size>(
 }
 
 /// Stores fetched vectors into shared stage `stage`: A as `[bm][bk + vec]`, B as
-/// `[bk][bn + vec]` (row-major, in `load`-wide vectors; 16 bytes of padding per row).
+/// `[bk][bn + vec]` (row-major, in `NV`-wide vectors; 16 bytes of padding per row).
 #[cube]
 fn stash8<F: Float, NV: Size>(
     ra: &Array<Vector<F, NV>>,
@@ -165,24 +163,23 @@ fn stash8<F: Float, NV: Size>(
     stage: usize,
     #[comptime] cfg: TcConfig,
 ) {
+    let load = NV::value();
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let a_row = comptime!((cfg.bk + cfg.vec) / cfg.load);
-    let b_row = comptime!((bn + cfg.vec) / cfg.load);
-    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / cfg.load);
-    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / cfg.load);
+    let a_row = comptime!((cfg.bk + cfg.vec) / load);
+    let b_row = comptime!((bn + cfg.vec) / load);
+    let a_off = stage * comptime!(bm * (cfg.bk + cfg.vec) / load);
+    let b_off = stage * comptime!(cfg.bk * (bn + cfg.vec) / load);
     #[unroll]
-    for l in 0..comptime!(bm * cfg.bk / cfg.load / units) {
+    for l in 0..comptime!(bm * cfg.bk / load / units) {
         let s = UNIT_POS as usize + l * units;
-        a_s[a_off
-            + (s / comptime!(cfg.bk / cfg.load)) * a_row
-            + s % comptime!(cfg.bk / cfg.load)] = ra[l];
+        a_s[a_off + (s / comptime!(cfg.bk / load)) * a_row + s % comptime!(cfg.bk / load)] = ra[l];
     }
     #[unroll]
-    for l in 0..comptime!(cfg.bk * bn / cfg.load / units) {
+    for l in 0..comptime!(cfg.bk * bn / load / units) {
         let s = UNIT_POS as usize + l * units;
-        b_s[b_off + (s / comptime!(bn / cfg.load)) * b_row + s % comptime!(bn / cfg.load)] = rb[l];
+        b_s[b_off + (s / comptime!(bn / load)) * b_row + s % comptime!(bn / load)] = rb[l];
     }
 }
 
@@ -198,8 +195,8 @@ pub(super) fn multiply_tc<F: Float, FT: Float, NV: Size>(
     wn: usize,
     #[comptime] cfg: TcConfig,
 ) {
-    // The tiles' own vector width: `load` in the register-staged kernel, `vec` in the
-    // `cp.async` one (taken from `NV` so neither can disagree with its tiles).
+    // The tiles' own vector width (the register-staged kernel's `NV`, `vec` in the `cp.async`
+    // one).
     let load = NV::value();
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
@@ -317,10 +314,10 @@ fn plane_or_cube_sync(#[comptime] cube: bool) {
 /// Tensor-core product, f16/bf16 inputs, f32 accumulation (cubecl `cmma`: WMMA on CUDA).
 /// `CUBE_DIM = (plane · warps_m · warps_n, 1)`, cubes `(⌈n/bn⌉, ⌈m/bm⌉, batch)`.
 ///
-/// Operands move as `load`-wide vectors (16 bytes unless a shape forces fewer) where their
-/// layout allows (`NA = load`: A rows contiguous, `k` and the row stride
-/// multiples of `vec`; `NB = load`: the same for B along n), else as strided scalars; shared
-/// tiles hold `NV = load`-wide vectors in rows padded by 16 bytes. Loads run two
+/// Operands move as `NV`-wide vectors (16 bytes unless a shape forces fewer) where their
+/// layout allows (`NA = NV`: A rows contiguous, `k` and the row stride multiples of `vec`;
+/// `NB = NV`: the same for B along n), else as strided scalars; shared tiles hold `NV`-wide
+/// vectors in rows padded by 16 bytes. Loads run two
 /// tiles ahead through registers (tile `t + 1` waits in registers while tile `t` is multiplied;
 /// the loads of tile `t + 2` are issued at the end of iteration `t`), with two shared stages and
 /// one barrier per tile. The accumulators go through shared memory (f32) for the epilogue
@@ -352,15 +349,14 @@ pub fn matmul_tc_kernel<
     scale: f32,
     #[comptime] cfg: TcConfig,
 ) {
+    let load = NV::value();
     let bm = comptime!(16 * cfg.frags_m * cfg.warps_m);
     let bn = comptime!(16 * cfg.frags_n * cfg.warps_n);
     let units = comptime!(cfg.plane * cfg.warps_m * cfg.warps_n);
-    let mut a_s =
-        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * bm * (cfg.bk + cfg.vec) / cfg.load));
-    let mut b_s =
-        SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / cfg.load));
-    let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / cfg.load / units));
-    let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / cfg.load / units));
+    let mut a_s = SharedMemory::<Vector<F, NV>>::new(comptime!(2 * bm * (cfg.bk + cfg.vec) / load));
+    let mut b_s = SharedMemory::<Vector<F, NV>>::new(comptime!(2 * cfg.bk * (bn + cfg.vec) / load));
+    let mut ra = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / load / units));
+    let mut rb = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / load / units));
     let block = cube_block(1usize);
     let p = Place::new(&a_strides, &b_strides, m, n, k, block, bm, bn);
     let plane_id = UNIT_POS as usize / cfg.plane;

@@ -563,10 +563,7 @@ impl MatmulVariant {
                     };
                     let width = |vec: bool| if vec { load } else { 1 };
                     Kernel::Tc {
-                        cfg: TcConfig {
-                            load,
-                            ..s.config(dtype, bias, a_vec, b_vec, w.c4 == 4)
-                        },
+                        cfg: s.config(dtype, bias, a_vec, b_vec, w.c4 == 4),
                         na: width(a_vec),
                         nb: width(b_vec),
                         nv: load,
@@ -1271,9 +1268,7 @@ mod tests {
                 .kernel(&vulkan, &s, &Widths::of(&s), 1)
                 .0
             {
-                Kernel::Tc {
-                    cfg, na, nb, nv, ..
-                } => (cfg.load, na, nb, nv),
+                Kernel::Tc { na, nb, nv, .. } => (nv, na, nb, nv),
                 other => panic!("{other}"),
             }
         };

@@ -418,7 +418,6 @@ impl TcShape {
     ) -> TcConfig {
         TcConfig {
             vec: 16 / dtype.size(),
-            load: 16 / dtype.size(),
             kf: if self.tf32 { 8 } else { 16 },
             warps_m: self.warps_m as usize,
             warps_n: self.warps_n as usize,
