@@ -4,9 +4,12 @@
 # f64 through SPIR-V and on CUDA (under compute-sanitizer), then timed through SPIR-V against the
 # automatic `tc128x128x16_w2x4_p4` and on CUDA. (2) `compiler`: WGSL against SPIR-V on the same
 # Vulkan device, every memory-bound family (`cubeport bench`, the README's compiler decision).
-# (3) `att`: the strict CUDA attention tests in f16/bf16 with time to compile (cut at 90 s in
+# (3) `attention` (added in s31): f16/bf16 against SDPA in the same call (H200 figures for
+# issue 24). (3b) `att`: the strict CUDA attention tests in f16/bf16 with time to compile (cut at 90 s in
 # s27-c and s27-d). (4) `norms`: norms in halves against the copy (s27-c's part, never run).
-# Pack: docs/bench-h200/s31-a/pack.sh.
+# (5) `depth128` (added in s31): s27-c's f16 depth-128 part. (6) `decode` (s31): m = 1-64 rows.
+# (7) `f32mm` (s31): f32 matmul through WGSL, SPIR-V and CUDA.
+# Pack: docs/bench-h200/s31-a/pack.sh (ORDER picks parts, e.g. ORDER="attention norms att").
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s31-a/commands.sh
 set -u
 LIMIT=${LIMIT:-560}
@@ -55,15 +58,70 @@ grep -E '^test result|FAILED|panicked|SKIP' "$OUT/t/att.txt" | head -12
 stamp
 } > "$OUT/att.txt" 2>&1
 }
+attention() {
+{
+stamp
+echo "##### attention f16 and bf16, D128 and D64, automatic, causal and not"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=${ATT_DTYPES:-f16,bf16} CUBEPORT_ATTENTION_SHAPES=4x32x4096x128,4x32x4096x64 \
+  run 90 $B/bench-attention --bench 'attention/(causal_)?auto'
+echo "##### PyTorch SDPA (same call)"
+l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 40 ? l - 2 : 38 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64) b?float16'
+stamp
+} > "$OUT/attention.txt" 2>&1
+}
 norms() {
 {
 stamp
-CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
-  run 80 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_FAMILIES=norm CUBEPORT_BENCH_DTYPES=${NORM_DTYPES:-f32,f16,bf16} CUBEPORT_NORM_SHAPES=4096x16384,16384x4096 \
+  run 95 $B/bench-reduce --bench '(norm/[a-z_]*_auto|copy/)'
 stamp
 } > "$OUT/norm.txt" 2>&1
+}
+depth128() {
+{
+stamp
+# s27-c's part that never ran (no time left): f16 depth 128, the staged manual-MMA epilogue
+# shapes (`_st`) against cuBLAS, and those shapes under compute-sanitizer.
+ST=tc128x128x64_w2x2_a3_mma_st,tc128x128x32_w2x2_a2_mma_st
+D=4096x4096x128,8192x8192x128
+for tool in memcheck racecheck; do
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$ST CUBEPORT_MATMUL_ONLY=1 timeout 60 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/st-$tool.txt" 2>&1 & pids="$!"
+  wait $pids
+  echo "## $tool: $(grep -c '_st' "$OUT/t/st-$tool.txt") rows"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|FAIL|panick' "$OUT/t/st-$tool.txt" | head -4
+done
+echo "##### f16 depth 128: automatic, staged manual-MMA shapes, cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$ST \
+  CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 70 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/'
+stamp
+} > "$OUT/depth.txt" 2>&1
+}
+f32mm() {
+{
+stamp
+# Issue 23 item 2 (added in s31): f32 matmul, automatic, through WGSL, through SPIR-V and on
+# CUDA in one call, aligned and ragged (the compiler decision needs it too).
+F=1024x1024x1024,4096x4096x4096,8192x8192x8192,3000x2500x2000
+for v in "wgpu bench-matmul" "wgpu bench-matmul-spirv" "cuda bench-matmul"; do
+  set -- $v; echo "##### f32 $1 $2"
+  CUBEPORT_BACKEND=$1 CUBEPORT_BENCH_DTYPES=f32 CUBEPORT_MATMUL_ONLY=1 \
+    CUBEPORT_MATMUL_SIZES=$F CUBEPORT_PEER_SIZES=$F run 60 "$B/$2" --bench "matmul/auto[^/]*/$1/"
+done
+stamp
+} > "$OUT/f32mm.txt" 2>&1
+}
+decode() {
+{
+stamp
+# Issue 22 (added in s31): decode shapes again since the host path lost its per-op flush (the
+# 13-18 us floor of halves at 1-32 rows was put down to two launches' host cost in s17).
+D=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096
+echo "##### m x 4096 x 4096, automatic and cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=${DEC_DTYPES:-f16,bf16,f32} CUBEPORT_MATMUL_ONLY=1 \
+  CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 110 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|cublas)/'
+stamp
+} > "$OUT/decode.txt" 2>&1
 }
 for part in ${ORDER:-sc compiler att norms}; do "$part"; done
 rm -rf "$OUT/t"
 kill $dog 2>/dev/null
-for f in sc compiler att norm; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -120; done
+for f in sc compiler f32mm attention att norm depth decode; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -120; done
