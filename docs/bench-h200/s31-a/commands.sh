@@ -91,7 +91,8 @@ for tool in memcheck racecheck; do
 done
 echo "##### f16 depth 128: automatic, staged manual-MMA shapes, cuBLAS"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$ST \
-  CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 70 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/'
+  CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,32x128x2048x2048 \
+  run 90 $B/bench-matmul --bench 'matmul/(tc[a-z0-9_]*|auto[^/]*[^u]|cublas)/'
 stamp
 } > "$OUT/depth.txt" 2>&1
 }
