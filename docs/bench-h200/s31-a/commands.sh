@@ -15,7 +15,7 @@ set -u
 LIMIT=${LIMIT:-560}
 source docs/bench-h200/lib.sh
 B=.gpu/bin
-SC=tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc
+SC=tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc,tc128x128x32_w2x2_sc,tc256x128x16_w4x2_sc
 S=4096x4096x4096,8192x8192x8192
 mkdir -p "$OUT/t"
 sc() {
@@ -119,6 +119,10 @@ D=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096
 echo "##### m x 4096 x 4096, automatic and cuBLAS"
 CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=${DEC_DTYPES:-f16,bf16,f32} CUBEPORT_MATMUL_ONLY=1 \
   CUBEPORT_MATMUL_SIZES=$D CUBEPORT_PEER_SIZES=$D run 110 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|cublas)/'
+echo "##### f16 64 x 4096 x 4096: split manual-MMA shapes (automatic tc64x64x64_w2x2_a3_mma_split1)"
+V=tc64x64x64_w2x2_a3_mma_split2,tc64x64x64_w2x2_a4_mma_split2,tc64x128x64_w2x2_a3_mma_split2,tc64x128x64_w2x2_a4_mma_split4,tc32x128x64_w1x4_a3_mma_split2,tc64x64x64_w2x2_a3_mma_split4
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$V \
+  CUBEPORT_MATMUL_SIZES=64x4096x4096 run 60 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|tc[a-z0-9_]*)/'
 stamp
 } > "$OUT/decode.txt" 2>&1
 }
