@@ -8,7 +8,8 @@
 # issue 24). (3b) `att`: the strict CUDA attention tests in f16/bf16 with time to compile (cut at 90 s in
 # s27-c and s27-d). (4) `norms`: norms in halves against the copy (s27-c's part, never run).
 # (5) `depth128` (added in s31): s27-c's f16 depth-128 part. (6) `decode` (s31): m = 1-64 rows.
-# (7) `f32mm` (s31): f32 matmul through WGSL, SPIR-V and CUDA.
+# (7) `f32mm` (s31): f32 matmul through WGSL, SPIR-V and CUDA. (8) `spirvsuite` (s31): the
+# main job and the strict wgpu suite through SPIR-V.
 # Pack: docs/bench-h200/s31-a/pack.sh (ORDER picks parts, e.g. ORDER="attention norms att").
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s31-a/commands.sh
 set -u
@@ -96,6 +97,22 @@ CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_
 stamp
 } > "$OUT/depth.txt" 2>&1
 }
+spirvsuite() {
+{
+stamp
+# Issue 23 item 3 (added in s31): the main job and the strict wgpu suite through SPIR-V on
+# NVIDIA's Vulkan driver (the suite was cut at 90 s in s30-d: the driver's first compiles).
+echo "##### main job through SPIR-V: cubeport-spirv check --backend wgpu"
+l=$(left); [ "$l" -gt 40 ] && { timeout $(( l < 130 ? l - 5 : 125 )) $B/cubeport-spirv check --backend wgpu > "$OUT/t/check-spirv.txt" 2>&1; echo "exit $?"; }
+grep -cE ' ok ' "$OUT/t/check-spirv.txt"; grep -E 'FAIL|rror|panick' "$OUT/t/check-spirv.txt" | head -5; tail -2 "$OUT/t/check-spirv.txt"
+cp "$OUT/t/check-spirv.txt" "$OUT/check-spirv.txt"
+echo "##### strict wgpu suite through SPIR-V"
+l=$(left); [ "$l" -gt 40 ] && CUBEPORT_STRICT=1 timeout $(( l - 5 < ${SUITE_S:-300} ? l - 5 : ${SUITE_S:-300} )) $B/main-spirv --test-threads 16 wgpu:: > "$OUT/t/suite.txt" 2>&1
+echo "## ok $(grep -cE '^test .* ok$' "$OUT/t/suite.txt"), failed $(grep -cE '^test .* FAILED$' "$OUT/t/suite.txt"), of $(grep -oE 'running [0-9]+ tests' "$OUT/t/suite.txt" | head -1)"
+grep -E '^test result|FAILED|panicked' "$OUT/t/suite.txt" | head -12
+stamp
+} > "$OUT/spirvsuite.txt" 2>&1
+}
 f32mm() {
 {
 stamp
@@ -129,4 +146,4 @@ stamp
 for part in ${ORDER:-sc compiler att norms}; do "$part"; done
 rm -rf "$OUT/t"
 kill $dog 2>/dev/null
-for f in sc compiler f32mm attention att norm depth decode; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -120; done
+for f in sc compiler f32mm spirvsuite attention att norm depth decode; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -120; done
