@@ -59,6 +59,11 @@ pub struct TcConfig {
     /// block's accumulators staged at once (`c_passes`): 1 KiB a plane, so larger tiles fit
     /// devices with little shared memory (Vulkan's 48 KiB).
     pub plane_scratch: bool,
+    /// The register-staged kernel keeps two tiles in flight in registers instead of one
+    /// (the loads of tile `t + 3` issued at the end of iteration `t`), so each
+    /// load has two tiles' products and barriers to arrive: for drivers that wait at the
+    /// first use of a load and keep few cubes resident. Twice the prefetch registers.
+    pub deep_prefetch: bool,
 }
 
 /// Padding elements per shared row: 8 halves = 16 bytes, so the 8 rows one fragment load reads
@@ -319,8 +324,8 @@ fn plane_or_cube_sync(#[comptime] cube: bool) {
 /// `NB = NV`: the same for B along n), else as strided scalars; shared tiles hold `NV`-wide
 /// vectors in rows padded by 16 bytes. Loads run two
 /// tiles ahead through registers (tile `t + 1` waits in registers while tile `t` is multiplied;
-/// the loads of tile `t + 2` are issued at the end of iteration `t`), with two shared stages and
-/// one barrier per tile. The accumulators go through shared memory (f32) for the epilogue
+/// the loads of tile `t + 2` are issued at the end of iteration `t`; three ahead with
+/// `deep_prefetch`), with two shared stages and one barrier per tile. The accumulators go through shared memory (f32) for the epilogue
 /// (bias, activation, masks, 4-wide stores when `NC = 4`): the whole block in `c_passes`
 /// passes, or with `plane_scratch` one fragment at a time through each plane's scratch tile.
 /// Preconditions: as [`TcConfig`]; every addressed element in bounds; vector sizes match the
@@ -368,20 +373,61 @@ pub fn matmul_tc_kernel<
     fetch_a8::<F, NA, NV>(a, &mut ra, &p, 0, cfg);
     fetch_b8::<F, NB, NV>(b, &mut rb, &p, 0, cfg);
     stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
-    if tiles > 1 {
-        fetch_a8::<F, NA, NV>(a, &mut ra, &p, cfg.bk, cfg);
-        fetch_b8::<F, NB, NV>(b, &mut rb, &p, cfg.bk, cfg);
-    }
-    sync_cube();
-    for t in 0..tiles {
-        multiply_tc::<F, FT, NV>(&a_s, &b_s, &acc, t % 2, wm, wn, cfg);
-        if t + 1 < tiles {
-            stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, (t + 1) % 2, cfg);
+    if comptime!(cfg.deep_prefetch) {
+        // Two register sets, each iteration pair unrolled so the sets keep constant indices
+        // (a dynamically indexed register array would go to local memory). At the top of
+        // iteration t, stage t % 2 holds tile t, set (t + 1) % 2 tile t + 1 and set t % 2 the
+        // loads of tile t + 2.
+        let mut ra1 = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / load / units));
+        let mut rb1 = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / load / units));
+        if tiles > 1 {
+            fetch_a8::<F, NA, NV>(a, &mut ra1, &p, cfg.bk, cfg);
+            fetch_b8::<F, NB, NV>(b, &mut rb1, &p, cfg.bk, cfg);
+        }
+        if tiles > 2 {
+            fetch_a8::<F, NA, NV>(a, &mut ra, &p, 2 * cfg.bk, cfg);
+            fetch_b8::<F, NB, NV>(b, &mut rb, &p, 2 * cfg.bk, cfg);
         }
         sync_cube();
-        if t + 2 < tiles {
-            fetch_a8::<F, NA, NV>(a, &mut ra, &p, (t + 2) * cfg.bk, cfg);
-            fetch_b8::<F, NB, NV>(b, &mut rb, &p, (t + 2) * cfg.bk, cfg);
+        for pair in 0..tiles.div_ceil(2) {
+            let t = 2 * pair;
+            multiply_tc::<F, FT, NV>(&a_s, &b_s, &acc, 0, wm, wn, cfg);
+            if t + 1 < tiles {
+                stash8::<F, NV>(&ra1, &rb1, &mut a_s, &mut b_s, 1, cfg);
+            }
+            sync_cube();
+            if t + 3 < tiles {
+                fetch_a8::<F, NA, NV>(a, &mut ra1, &p, (t + 3) * cfg.bk, cfg);
+                fetch_b8::<F, NB, NV>(b, &mut rb1, &p, (t + 3) * cfg.bk, cfg);
+            }
+            if t + 1 < tiles {
+                multiply_tc::<F, FT, NV>(&a_s, &b_s, &acc, 1, wm, wn, cfg);
+                if t + 2 < tiles {
+                    stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, 0, cfg);
+                }
+                sync_cube();
+                if t + 4 < tiles {
+                    fetch_a8::<F, NA, NV>(a, &mut ra, &p, (t + 4) * cfg.bk, cfg);
+                    fetch_b8::<F, NB, NV>(b, &mut rb, &p, (t + 4) * cfg.bk, cfg);
+                }
+            }
+        }
+    } else {
+        if tiles > 1 {
+            fetch_a8::<F, NA, NV>(a, &mut ra, &p, cfg.bk, cfg);
+            fetch_b8::<F, NB, NV>(b, &mut rb, &p, cfg.bk, cfg);
+        }
+        sync_cube();
+        for t in 0..tiles {
+            multiply_tc::<F, FT, NV>(&a_s, &b_s, &acc, t % 2, wm, wn, cfg);
+            if t + 1 < tiles {
+                stash8::<F, NV>(&ra, &rb, &mut a_s, &mut b_s, (t + 1) % 2, cfg);
+            }
+            sync_cube();
+            if t + 2 < tiles {
+                fetch_a8::<F, NA, NV>(a, &mut ra, &p, (t + 2) * cfg.bk, cfg);
+                fetch_b8::<F, NB, NV>(b, &mut rb, &p, (t + 2) * cfg.bk, cfg);
+            }
         }
     }
 

@@ -68,6 +68,10 @@ pub struct TcShape {
     /// staged at once: 1 KiB a plane, so 128 × 128 × 32 or 128 × 256 × 16 blocks fit Vulkan's
     /// 48 KiB. Not with `passes`. Written `_sc` before `_v`.
     pub scratch: bool,
+    /// The register-staged kernel keeps two tiles in flight in registers instead of one, so a
+    /// tile's loads have two tiles' products to arrive (for drivers that wait at a load's first
+    /// use with few cubes resident). Register-staged kernel only. Written `_r2` after `_sc`.
+    pub deep_prefetch: bool,
 }
 
 impl TcShape {
@@ -171,6 +175,7 @@ impl TcShape {
             staged: false,
             load: 0,
             scratch: false,
+            deep_prefetch: false,
         }
     }
 
@@ -223,6 +228,15 @@ impl TcShape {
     pub const fn with_scratch(self) -> Self {
         TcShape {
             scratch: true,
+            ..self
+        }
+    }
+
+    /// The same register-staged tiles with two tiles in flight in registers (see
+    /// [`TcShape::deep_prefetch`]).
+    pub const fn with_deep_prefetch(self) -> Self {
+        TcShape {
+            deep_prefetch: true,
             ..self
         }
     }
@@ -300,6 +314,7 @@ impl TcShape {
             staged,
             load,
             scratch,
+            deep_prefetch,
         } = *self;
         // Deeper pipelines keep more of B in flight per cube; only the manual-MMA kernel is
         // built for them. None is chosen automatically: at decode shapes they measured slower
@@ -344,6 +359,11 @@ impl TcShape {
         if scratch && (stages > 0 || passes > 1) {
             return Err(format!(
                 "{self}: the per-plane scratch epilogue (_sc) is a register-staged option, not with passes (_p)"
+            ));
+        }
+        if deep_prefetch && stages > 0 {
+            return Err(format!(
+                "{self}: two tiles in registers (_r2) is a register-staged option, not with cp.async stages (_a)"
             ));
         }
         let v16 = (16 / dtype.size()) as u16;
@@ -434,6 +454,7 @@ impl TcShape {
             c_passes: self.epilogue_passes(),
             staged_c: self.staged,
             plane_scratch: self.scratch,
+            deep_prefetch: self.deep_prefetch,
         }
     }
 }
@@ -470,6 +491,9 @@ impl fmt::Display for TcShape {
         if self.scratch {
             write!(f, "_sc")?;
         }
+        if self.deep_prefetch {
+            write!(f, "_r2")?;
+        }
         if self.load > 0 {
             write!(f, "_v{}", self.load)?;
         }
@@ -483,12 +507,12 @@ impl fmt::Display for TcShape {
 impl std::str::FromStr for TcShape {
     type Err = String;
 
-    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_v<load>][_tf32]`
+    /// Parses `tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_r2][_v<load>][_tf32]`
     /// (as printed).
     fn from_str(s: &str) -> Result<Self, String> {
         let bad = || {
             format!(
-                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_v<load>][_tf32]"
+                "`{s}` is not tc<bm>x<bn>x<bk>_w<warps_m>x<warps_n>[_a<stages>][_g<group>][_mma][_split<n>][_st][_p<passes>][_sc][_r2][_v<load>][_tf32]"
             )
         };
         let (s_body, tf32) = match s.strip_suffix("_tf32") {
@@ -501,6 +525,10 @@ impl std::str::FromStr for TcShape {
                 _ => return Err(bad()),
             },
             None => (s_body, 0),
+        };
+        let (s_body, deep_prefetch) = match s_body.strip_suffix("_r2") {
+            Some(b) => (b, true),
+            None => (s_body, false),
         };
         let (s_body, scratch) = match s_body.strip_suffix("_sc") {
             Some(b) => (b, true),
@@ -562,6 +590,7 @@ impl std::str::FromStr for TcShape {
         shape.staged = staged;
         shape.load = load;
         shape.scratch = scratch;
+        shape.deep_prefetch = deep_prefetch;
         if shape.bm() != b[0] as usize || shape.bn() != b[1] as usize {
             return Err(format!(
                 "{s}: bm must be a multiple of 16·warps_m, bn of 16·warps_n"
@@ -656,6 +685,28 @@ mod tests {
                 .unwrap_err();
             assert!(err.contains("_sc"), "{bad}: {err}");
         }
+    }
+
+    /// Two tiles in registers (`_r2`): ids round-trip beside `_sc`, `_p` and `_v`, shared
+    /// memory is unchanged, and it is refused with `cp.async` stages.
+    #[test]
+    fn deep_prefetch_shapes() {
+        let caps = Caps::cuda_h100_model();
+        let deep = TcShape::T128X128X32_SC.with_deep_prefetch();
+        assert_eq!(deep.to_string(), "tc128x128x32_w2x4_sc_r2");
+        assert_eq!("tc128x128x32_w2x4_sc_r2".parse::<TcShape>(), Ok(deep));
+        assert_eq!(
+            "tc128x128x16_w2x4_p4_r2_v4".parse::<TcShape>(),
+            Ok(TcShape::T128X128X16_P4.with_deep_prefetch().with_load(4))
+        );
+        assert_eq!(deep.shared_bytes(DType::F16), 46_080);
+        assert!(deep.check(&caps, DType::F16).is_ok());
+        let err = "tc128x128x32_w2x2_a3_r2"
+            .parse::<TcShape>()
+            .unwrap()
+            .check(&caps, DType::F16)
+            .unwrap_err();
+        assert!(err.contains("_r2"), "{err}");
     }
 
     /// A forced load width (`_v`) runs on the register-staged kernel where it divides a
