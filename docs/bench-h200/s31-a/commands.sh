@@ -16,26 +16,28 @@ set -u
 LIMIT=${LIMIT:-560}
 source docs/bench-h200/lib.sh
 B=.gpu/bin
-SC=tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc,tc128x128x32_w2x2_sc,tc256x128x16_w4x2_sc
+SC=tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc,tc128x128x32_w2x2_sc,tc256x128x16_w4x2_sc,tc128x128x32_w2x4_sc_r2,tc128x128x16_w2x4_p4_r2,tc128x256x16_w2x4_sc_r2
+# Under compute-sanitizer: the new options only (the whole list takes too long there).
+SAN=tc128x128x32_w2x4_sc,tc128x128x32_w2x4_sc_r2,tc128x256x16_w2x4_sc_r2
 S=4096x4096x4096,8192x8192x8192
 mkdir -p "$OUT/t"
 sc() {
 {
 stamp
 echo "##### _sc shapes against f64: SPIR-V; CUDA under memcheck / racecheck"
-CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_MATMUL_ONLY=1 timeout 60 $B/example-matmul_variants-spirv > "$OUT/t/spirv.txt" 2>&1 & pids="$!"
+CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_MATMUL_ONLY=1 timeout 85 $B/example-matmul_variants-spirv > "$OUT/t/spirv.txt" 2>&1 & pids="$!"
 for tool in memcheck racecheck; do
-  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_MATMUL_ONLY=1 timeout 90 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
+  CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_VARIANTS=$SAN CUBEPORT_MATMUL_ONLY=1 timeout 90 compute-sanitizer --tool $tool $B/example-matmul_variants > "$OUT/t/san-$tool.txt" 2>&1 & pids="$pids $!"
 done
 wait $pids
-echo "## SPIR-V: $(grep -c '_sc' "$OUT/t/spirv.txt") rows"; grep -E 'FAIL|panick|rror' "$OUT/t/spirv.txt" | head -5; grep '_sc' "$OUT/t/spirv.txt" | sort -t= -k2 -g | tail -2
-for tool in memcheck racecheck; do echo "## $tool: $(grep -c '_sc' "$OUT/t/san-$tool.txt") rows"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|FAIL|panick' "$OUT/t/san-$tool.txt" | head -4; done
+echo "## SPIR-V: $(grep -cE '_sc|_r2' "$OUT/t/spirv.txt") rows"; grep -E 'FAIL|panick|rror' "$OUT/t/spirv.txt" | head -5; grep -E '_sc|_r2' "$OUT/t/spirv.txt" | sort -t= -k2 -g | tail -2
+for tool in memcheck racecheck; do echo "## $tool: $(grep -cE '_sc|_r2' "$OUT/t/san-$tool.txt") rows"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|FAIL|panick' "$OUT/t/san-$tool.txt" | head -4; done
 echo "##### f16 through SPIR-V: automatic, _sc shapes"
 CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 100 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 150 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
 echo "##### f16 on CUDA: automatic, _sc shapes"
 CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 50 $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 70 $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
 stamp
 } > "$OUT/sc.txt" 2>&1
 }
