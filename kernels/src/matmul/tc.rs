@@ -377,7 +377,9 @@ pub fn matmul_tc_kernel<
         // Two register sets, each iteration pair unrolled so the sets keep constant indices
         // (a dynamically indexed register array would go to local memory). At the top of
         // iteration t, stage t % 2 holds tile t, set (t + 1) % 2 tile t + 1 and set t % 2 the
-        // loads of tile t + 2.
+        // loads of tile t + 2. The two halves of a pair are written out rather than shared
+        // through a helper with the one-set loop: passing the stages as arguments moved that
+        // loop's code (one register more for `tc128x128x32_w2x4_sc` in offline ptxas).
         let mut ra1 = Array::<Vector<F, NV>>::new(comptime!(bm * cfg.bk / load / units));
         let mut rb1 = Array::<Vector<F, NV>>::new(comptime!(cfg.bk * bn / load / units));
         if tiles > 1 {
