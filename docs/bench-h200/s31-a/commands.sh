@@ -47,7 +47,7 @@ stamp
 F=activation,reduce,transpose,histogram
 for v in cubeport cubeport-spirv; do
   echo "##### $v bench --backend wgpu --family $F"
-  l=$(left); [ "$l" -gt 40 ] && timeout $(( l < 100 ? l - 5 : 95 )) $B/$v bench --backend wgpu --family $F --json "$OUT/compiler-$v.json" 2>&1 | grep -vE '^\s*$' | tail -40
+  l=$(left); [ "$l" -gt 40 ] && timeout $(( l < 125 ? l - 5 : 120 )) $B/$v bench --backend wgpu --family $F --json "$OUT/compiler-$v.json" 2>&1 | grep -vE '^\s*$' | tail -40
 done
 stamp
 } > "$OUT/compiler.txt" 2>&1
