@@ -41,6 +41,20 @@ CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPO
 stamp
 } > "$OUT/sc.txt" 2>&1
 }
+sclite() {
+{
+stamp
+# `sc` without the example and the sanitizers, for a short slot (each bench case is checked
+# against the reference before it is timed).
+echo "##### f16 through SPIR-V: automatic, _sc / _r2 shapes"
+CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 130 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
+echo "##### f16 on CUDA: automatic, _sc / _r2 shapes"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 60 $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
+stamp
+} > "$OUT/sc.txt" 2>&1
+}
 compiler() {
 {
 stamp
