@@ -101,6 +101,10 @@ impl TcShape {
     /// the per-plane scratch epilogue: 37376 bytes for halves. Not chosen automatically until
     /// timed on Vulkan.
     pub const T128X256X16_SC: TcShape = TcShape::new(2, 4, 4, 4, 16).with_scratch();
+    /// [`TcShape::T128X128X32_SC`] with two tiles in flight in registers (`_r2`). In
+    /// [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the suite runs the two-set loop;
+    /// not chosen automatically until timed on Vulkan.
+    pub const T128X128X32_SC_R2: TcShape = TcShape::T128X128X32_SC.with_deep_prefetch();
     /// [`TcShape::T64X128_P2`] loading 4 elements at a time (`_v4`): in
     /// [`MatmulVariant::ALL`](super::MatmulVariant::ALL) so the suite runs loads narrower than
     /// the shared tiles' padding.
@@ -692,7 +696,7 @@ mod tests {
     #[test]
     fn deep_prefetch_shapes() {
         let caps = Caps::cuda_h100_model();
-        let deep = TcShape::T128X128X32_SC.with_deep_prefetch();
+        let deep = TcShape::T128X128X32_SC_R2;
         assert_eq!(deep.to_string(), "tc128x128x32_w2x4_sc_r2");
         assert_eq!("tc128x128x32_w2x4_sc_r2".parse::<TcShape>(), Ok(deep));
         assert_eq!(

@@ -115,7 +115,7 @@ impl MatmulVariant {
     pub const NARROW_MMA: MatmulVariant = MatmulVariant::NarrowMma(NarrowMmaShape::AUTO);
 
     /// Every variant, slowest first (the SIMT and tensor-core kernels in their preset shapes).
-    pub const ALL: [MatmulVariant; 39] = [
+    pub const ALL: [MatmulVariant; 40] = [
         MatmulVariant::Naive,
         MatmulVariant::Tiled16,
         MatmulVariant::Skinny,
@@ -145,6 +145,7 @@ impl MatmulVariant {
         MatmulVariant::Tc(TcShape::T128X128X16_P4),
         MatmulVariant::Tc(TcShape::T128X128X32_SC),
         MatmulVariant::Tc(TcShape::T128X256X16_SC),
+        MatmulVariant::Tc(TcShape::T128X128X32_SC_R2),
         MatmulVariant::Tc(TcShape::T128),
         MatmulVariant::Tc(TcShape::T128_W4X2),
         MatmulVariant::Tc(TcShape::T128X256),
