@@ -16,7 +16,7 @@ set -u
 LIMIT=${LIMIT:-560}
 source docs/bench-h200/lib.sh
 B=.gpu/bin
-SC=tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc,tc128x128x32_w2x2_sc,tc256x128x16_w4x2_sc,tc128x128x32_w2x4_sc_r2,tc128x128x16_w2x4_p4_r2,tc128x256x16_w2x4_sc_r2
+SC=${SC:-tc128x128x32_w2x4_sc,tc128x256x16_w2x4_sc,tc128x128x16_w2x4_sc,tc128x128x32_w2x2_sc,tc256x128x16_w4x2_sc,tc128x128x32_w2x4_sc_r2,tc128x128x16_w2x4_p4_r2,tc128x256x16_w2x4_sc_r2}
 # Under compute-sanitizer: the new options only (the whole list takes too long there).
 SAN=tc128x128x32_w2x4_sc,tc128x128x32_w2x4_sc_r2,tc128x256x16_w2x4_sc_r2
 S=${S:-4096x4096x4096,8192x8192x8192}
