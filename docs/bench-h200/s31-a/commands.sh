@@ -32,26 +32,25 @@ done
 wait $pids
 echo "## SPIR-V: $(grep -cE '_sc|_r2' "$OUT/t/spirv.txt") rows"; grep -E 'FAIL|panick|rror' "$OUT/t/spirv.txt" | head -5; grep -E '_sc|_r2' "$OUT/t/spirv.txt" | sort -t= -k2 -g | tail -2
 for tool in memcheck racecheck; do echo "## $tool: $(grep -cE '_sc|_r2' "$OUT/t/san-$tool.txt") rows"; grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|FAIL|panick' "$OUT/t/san-$tool.txt" | head -4; done
-echo "##### f16 through SPIR-V: automatic, _sc shapes"
-CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 150 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
-echo "##### f16 on CUDA: automatic, _sc shapes"
-CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 70 $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
+timing 150 70
 stamp
 } > "$OUT/sc.txt" 2>&1
 }
+# `timing SPIRV_S CUDA_S`: f16 through SPIR-V and on CUDA, the automatic choice and $SC.
+timing() {
+echo "##### f16 through SPIR-V: automatic, $SC"
+CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run "$1" $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
+echo "##### f16 on CUDA: automatic, $SC"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
+  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run "$2" $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
+}
+# `sc` without the example and the sanitizers, for a short slot (each bench case is checked
+# against the reference before it is timed).
 sclite() {
 {
 stamp
-# `sc` without the example and the sanitizers, for a short slot (each bench case is checked
-# against the reference before it is timed).
-echo "##### f16 through SPIR-V: automatic, _sc / _r2 shapes"
-CUBEPORT_BACKEND=wgpu CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 130 $B/bench-matmul-spirv --bench 'matmul/(auto|tc)[^/]*/wgpu/'
-echo "##### f16 on CUDA: automatic, _sc / _r2 shapes"
-CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_VARIANTS=$SC CUBEPORT_BENCH_DTYPES=f16 \
-  CUBEPORT_MATMUL_SIZES=$S CUBEPORT_PEER_SIZES=$S run 60 $B/bench-matmul --bench 'matmul/(auto|tc)[^/]*/cuda/'
+timing 130 60
 stamp
 } > "$OUT/sc.txt" 2>&1
 }
