@@ -180,8 +180,19 @@ impl MatmulVariant {
     }
 
     /// Why the device cannot run this variant for `dtype`, if it cannot (see
-    /// [`MatmulVariant::runs_on`]).
-    pub(super) fn requirements(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
+    /// [`MatmulVariant::runs_on`]): what a benchmark prints for a forced variant it leaves out.
+    ///
+    /// # Errors
+    /// The reason, naming the variant and the missing capability.
+    ///
+    /// ```
+    /// use cubeport::{Caps, DType, MatmulVariant};
+    /// let h100 = Caps::cuda_h100_model();
+    /// assert!(MatmulVariant::Cmma.requirements(&h100, DType::F16).is_ok());
+    /// let why = MatmulVariant::Cmma.requirements(&h100, DType::F32).unwrap_err();
+    /// assert!(why.contains("f16/bf16"));
+    /// ```
+    pub fn requirements(&self, caps: &Caps, dtype: DType) -> Result<(), String> {
         // Tensor-core kernels are warp-wide; the f16/bf16 ones also need cmma for their dtype.
         let tensor_cores = |halves: bool| {
             let ok = caps.plane.fixed_width() == Some(32)
