@@ -1268,15 +1268,15 @@ mod tests {
                 .kernel(&vulkan, &s, &Widths::of(&s), 1)
                 .0
             {
-                Kernel::Tc { na, nb, nv, .. } => (nv, na, nb, nv),
+                Kernel::Tc { na, nb, nv, .. } => (na, nb, nv),
                 other => panic!("{other}"),
             }
         };
-        assert_eq!(widths(TcShape::T64X128_P2, 64), (8, 8, 8, 8));
-        assert_eq!(widths(TcShape::T64X128_P2_V4, 64), (4, 4, 4, 4));
+        assert_eq!(widths(TcShape::T64X128_P2, 64), (8, 8, 8));
+        assert_eq!(widths(TcShape::T64X128_P2_V4, 64), (4, 4, 4));
         // k = 60: A's rows are not 16-byte vectors (B's are).
-        assert_eq!(widths(TcShape::T64X128_P2, 60), (8, 1, 8, 8));
-        assert_eq!(widths(TcShape::T64X128_P2_V4, 60), (4, 1, 4, 4));
+        assert_eq!(widths(TcShape::T64X128_P2, 60), (1, 8, 8));
+        assert_eq!(widths(TcShape::T64X128_P2_V4, 60), (1, 4, 4));
     }
 
     /// The `cp.async` shapes pad exactly the operands whose rows are not 16-byte vectors, to a
