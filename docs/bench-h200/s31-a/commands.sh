@@ -9,7 +9,10 @@
 # s27-c and s27-d). (4) `norms`: norms in halves against the copy (s27-c's part, never run).
 # (5) `depth128` (added in s31): s27-c's f16 depth-128 part. (6) `decode` (s31): m = 1-64 rows.
 # (7) `f32mm` (s31): f32 matmul through WGSL, SPIR-V and CUDA. (8) `spirvsuite` (s31): the
-# main job and the strict wgpu suite through SPIR-V.
+# main job and the strict wgpu suite through SPIR-V. Added in s32 (the plan first ran then):
+# (9) `attsan`: compute-sanitizer on the attention and norm examples (issue 24); (10) `i22`:
+# issue 22's closing figures, every shape class against cuBLAS, then `cubeport bench --family
+# matmul`.
 # Pack: docs/bench-h200/s31-a/pack.sh (ORDER picks parts, e.g. ORDER="attention norms att").
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s31-a/commands.sh
 set -u
@@ -84,6 +87,48 @@ echo "##### PyTorch SDPA (same call)"
 l=$(left); [ "$l" -gt 15 ] && timeout $(( l < 40 ? l - 2 : 38 )) python3 .gpu/anchors_beyond.py 2>&1 | grep -E 'sdpa_(flash|efficient|cudnn) B4 H32 S4096 D(128|64) b?float16'
 stamp
 } > "$OUT/attention.txt" 2>&1
+}
+# `attsan` (added in s32): compute-sanitizer memcheck and racecheck on every attention variant
+# (the kernel changed since the last sanitizer run, s24-b, with 3f89b2d's causal skip) and on the
+# norm kernels at 37 x 4099 (ragged), four processes side by side.
+attsan() {
+{
+stamp
+t=$(left); t=$(( t < 110 ? t - 5 : 105 )); pids=""
+for tool in memcheck racecheck; do
+  CUBEPORT_BACKEND=cuda timeout $t compute-sanitizer --tool $tool $B/example-attention_variants > "$OUT/t/att-$tool.txt" 2>&1 & pids="$pids $!"
+  CUBEPORT_BACKEND=cuda CUBEPORT_NORM_SHAPE=37x4099 timeout $t compute-sanitizer --tool $tool $B/example-norm_variants > "$OUT/t/norm-$tool.txt" 2>&1 & pids="$pids $!"
+done
+wait $pids
+for f in att-memcheck att-racecheck norm-memcheck norm-racecheck; do
+  echo "## $f: $(grep -cE ' ok$|tolerance = ' "$OUT/t/$f.txt") checked lines, $(grep -cE 'FAILED' "$OUT/t/$f.txt") failed"
+  grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|Hazard|Invalid|panick' "$OUT/t/$f.txt" | sort | uniq -c | head -6; tail -1 "$OUT/t/$f.txt"
+done
+stamp
+} > "$OUT/attsan.txt" 2>&1
+}
+# `i22` (added in s32): issue 22's closing figures in one call, every shape class against cuBLAS
+# at that shape in the same process: decode rows, few columns, ragged and its aligned neighbour,
+# mid sizes, depth 128, batched (strided-batched cuBLAS), the LLM projections in halves; then
+# `cubeport bench --family matmul` (cuBLAS at every point, the shape sweep, its plot) with what
+# is left.
+i22() {
+{
+stamp
+Z=1x4096x4096,8x4096x4096,16x4096x4096,32x4096x4096,64x4096x4096,4096x8x4096,16384x8x4096,4095x7x4093,4095x4097x4093,4096x4096x4096,512x512x512,1000x1000x1000,1024x1024x1024,2048x2048x2048,4096x4096x128
+echo "##### every dtype: decode, few columns, ragged, mid, depth 128, batched; automatic and cuBLAS"
+CUBEPORT_BACKEND=cuda CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$Z CUBEPORT_PEER_SIZES=$Z \
+  CUBEPORT_MATMUL_BATCHED=32x2048x2048x128,64x128x2048x2048 run 230 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|cublas)/'
+echo "##### LLM projections, halves: automatic and cuBLAS"
+L=8192x4096x14336,8192x14336x4096,8192x128256x4096
+CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16,bf16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_MATMUL_SIZES=$L CUBEPORT_PEER_SIZES=$L \
+  run 110 $B/bench-matmul --bench 'matmul/(auto[^/]*[^u]|cublas)/'
+echo "##### cubeport bench --backend cuda --family matmul"
+l=$(left); [ "$l" -gt 40 ] && timeout $(( l - 5 )) $B/cubeport bench --backend cuda --family matmul --json "$OUT/bench-matmul.json" --plots "$OUT/t/plots" > "$OUT/t/bench-matmul.txt" 2>&1
+echo "exit $?"; grep -vE '^\s*$' "$OUT/t/bench-matmul.txt" | tail -70
+cp "$OUT"/t/plots/matmul-shapes-*.svg "$OUT"/t/plots/throughput-*.svg "$OUT/" 2>/dev/null; ls "$OUT/t/plots" 2>/dev/null | head
+stamp
+} > "$OUT/i22.txt" 2>&1
 }
 norms() {
 {
@@ -161,4 +206,4 @@ stamp
 for part in ${ORDER:-sc compiler att norms}; do "$part"; done
 rm -rf "$OUT/t"
 kill $dog 2>/dev/null
-for f in sc compiler f32mm spirvsuite attention att norm depth decode; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -120; done
+for f in sc compiler f32mm spirvsuite attention attsan att norm depth decode i22; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -200; done

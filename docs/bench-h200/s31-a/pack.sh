@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pack of s31-a: scripts/gpu-pack.sh plus wgpu-spirv builds of the matmul bench, the
 # matmul_variants example and the CLI (bench-matmul-spirv, example-matmul_variants-spirv,
-# cubeport-spirv), keeping only what s31-a runs (s29-a's host call runs from it too: `cubeport`).
+# cubeport-spirv), and (since s32, for `attsan`) the attention and norm examples, keeping only what s31-a runs (s29-a's host call runs from it too: `cubeport`).
 #   bash docs/bench-h200/s31-a/pack.sh
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
@@ -12,4 +12,5 @@ bench=$(cargo build --release --bench matmul --example matmul_variants --feature
 suite=$(cargo test --release --features testing,wgpu-spirv --test main --no-run --message-format=json-render-diagnostics | exe main)
 cli=$(cargo build --release -p cubeport-cli --features cubeport/wgpu-spirv --message-format=json-render-diagnostics | exe cubeport)
 PACK_BUILT=1 scripts/gpu-pack-keep.sh main cubeport bench-matmul bench-reduce bench-attention example-matmul_variants \
+  example-attention_variants example-norm_variants \
   "bench-matmul-spirv=$bench" "example-matmul_variants-spirv=target/release/examples/matmul_variants" "cubeport-spirv=$cli" "main-spirv=$suite"
