@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The pack of s31-a: scripts/gpu-pack.sh plus wgpu-spirv builds of the matmul bench, the
 # matmul_variants example and the CLI (bench-matmul-spirv, example-matmul_variants-spirv,
-# cubeport-spirv), and (since s32, for `attsan`) the attention and norm examples, keeping only what s31-a runs (s29-a's host call runs from it too: `cubeport`).
+# cubeport-spirv), and (since s32, for `attsan`) the attention and norm examples, keeping only
+# what s31-a runs (s29-a's host call runs from it too: `cubeport`).
 #   bash docs/bench-h200/s31-a/pack.sh
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
