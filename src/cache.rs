@@ -14,7 +14,15 @@
 //! * Clear it: delete that directory (`rm -rf ~/.cache/cubeport`).
 //! * Disable it: `CUBEPORT_KERNEL_CACHE=off`. A cache set in cubecl's own configuration
 //!   (`cubecl.toml`) wins over cubeport's.
-//! * wgpu (WGSL) has no persistent cache in cubecl 0.10.
+//! * cubecl's setting is process-wide and read when a device's client is created, so cubeport
+//!   sets its directory only around its own clients' creation
+//!   ([`crate::backends::with_kernel_cache`]): clients that other code (Burn) creates keep their
+//!   own configuration and never load kernels keyed by cubeport's sources.
+//! * wgpu: cubecl 0.10 keeps the SPIR-V it compiles (the `wgpu-spirv` feature: its SPIR-V
+//!   compiler and optimizer, which take most of a first launch's time on lavapipe) under
+//!   `kernels-<version>-<source hash>/wgpu/` (cubecl adds `vulkan/<cubecl version>/spirv/`),
+//!   keyed by the kernel and a hash of the device's features and limits; the Vulkan driver still
+//!   compiles that SPIR-V (Mesa and NVIDIA keep their own caches). WGSL is not kept.
 
 use crate::Error;
 use std::path::{Path, PathBuf};
@@ -79,22 +87,48 @@ pub fn cuda_client() -> Result<cubecl::prelude::ComputeClient<cubecl::cuda::Cuda
 pub fn cuda_client_on(
     ordinal: usize,
 ) -> Result<cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>, Error> {
-    if let Some(dir) = kernel_cache_dir(ordinal) {
-        crate::backends::install_kernel_cache(dir);
-    }
-    Ok(crate::backends::cuda_client_on(ordinal)?)
+    Ok(with_cache(kernel_cache_dir(ordinal), || {
+        crate::backends::cuda_client_on(ordinal)
+    })?)
 }
 
-/// A wgpu client on adapter `CUBEPORT_DEVICE` if set, else on cubecl's default adapter.
+/// Creates a client with the kernel cache in `dir` (none: as cubecl is configured).
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn with_cache<T>(dir: Option<PathBuf>, create: impl FnOnce() -> T) -> T {
+    match dir {
+        Some(dir) => crate::backends::with_kernel_cache(dir, create).0,
+        None => create(),
+    }
+}
+
+/// The kernel cache directory of wgpu clients (`None`: disabled). Only builds with the
+/// `wgpu-spirv` feature write to it; the SPIR-V is keyed by the device's properties, so every
+/// adapter shares the directory.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_kernel_cache_dir() -> Option<PathBuf> {
+    Some(kernel_cache_path(
+        &kernel_cache_root()?,
+        env!("CARGO_PKG_VERSION"),
+        cubeport_kernels::SOURCE_HASH,
+        "wgpu",
+    ))
+}
+
+/// A wgpu client on adapter `CUBEPORT_DEVICE` if set, else on cubecl's default adapter, with the
+/// persistent kernel cache on ([`wgpu_kernel_cache_dir`]).
 ///
 /// # Errors
 /// [`Error::Backend`] when wgpu is unusable or the ordinal does not exist.
 #[cfg(feature = "wgpu")]
 pub fn wgpu_client() -> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::WgpuRuntime>, Error> {
-    Ok(crate::backends::wgpu_client()?)
+    Ok(with_cache(
+        wgpu_kernel_cache_dir(),
+        crate::backends::wgpu_client,
+    )?)
 }
 
-/// A wgpu client on the `ordinal`-th adapter that `cubeport devices` lists.
+/// A wgpu client on the `ordinal`-th adapter that `cubeport devices` lists, with the persistent
+/// kernel cache on.
 ///
 /// # Errors
 /// [`Error::Backend`] with [`crate::BackendError::NoSuchDevice`] for an ordinal past the last
@@ -103,7 +137,9 @@ pub fn wgpu_client() -> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::Wgpu
 pub fn wgpu_client_on(
     ordinal: usize,
 ) -> Result<cubecl::prelude::ComputeClient<cubecl::wgpu::WgpuRuntime>, Error> {
-    Ok(crate::backends::wgpu_client_on(ordinal)?)
+    Ok(with_cache(wgpu_kernel_cache_dir(), || {
+        crate::backends::wgpu_client_on(ordinal)
+    })?)
 }
 
 #[cfg(test)]

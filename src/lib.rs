@@ -52,7 +52,7 @@ pub use cache::{KERNEL_CACHE_ENV, kernel_cache_path, kernel_cache_root};
 #[cfg(feature = "cuda")]
 pub use cache::{cuda_client, cuda_client_on, kernel_cache_dir};
 #[cfg(feature = "wgpu")]
-pub use cache::{wgpu_client, wgpu_client_on};
+pub use cache::{wgpu_client, wgpu_client_on, wgpu_kernel_cache_dir};
 pub use dtype::{DType, Element, Scalar};
 pub use error::{Error, ShapeError};
 pub use guard::{CHECKED_ENV, Checking, checked_launch, checking, flush, set_checking, sync};

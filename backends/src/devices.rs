@@ -220,19 +220,106 @@ pub fn wgpu_client_on(
     })
 }
 
-/// Switches cubecl's persistent compilation cache on, in `dir`, for clients created from now
-/// on — unless the cubecl configuration (a `cubecl.toml` or a program's own
-/// `CubeClRuntimeConfig`) already sets a cache, which wins. Returns whether `dir` is in use.
-pub fn install_kernel_cache(dir: std::path::PathBuf) -> bool {
+/// Serializes [`with_kernel_cache`]: the setting it changes is process-wide.
+static CACHE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Runs `create` (a client's creation) with cubecl's persistent compilation cache in `dir`,
+/// then puts cubecl's configuration back as it was — unless that configuration (a
+/// `cubecl.toml` or a program's own `CubeClRuntimeConfig`) already sets a cache, which wins and
+/// is left alone. cubecl reads the setting once, when a device's server is created, so the
+/// client keeps the directory, while clients other code creates later (Burn's, say) do not
+/// inherit a cache keyed by cubeport's kernel sources. Calls are serialized, so a CUDA and a
+/// wgpu client created at once on two threads each get their own directory. Returns `create`'s
+/// result and whether `dir` was in use. (A client the program created earlier on the same
+/// device is reused by cubecl as it was created.)
+pub fn with_kernel_cache<T>(dir: std::path::PathBuf, create: impl FnOnce() -> T) -> (T, bool) {
     use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig, cache::CacheConfig};
     use std::sync::Arc;
+    /// Puts the configuration found back, also if `create` unwinds.
+    struct Restore(Option<Arc<CubeClRuntimeConfig>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            *CubeClRuntimeConfig::storage().lock() = self.0.take();
+        }
+    }
+    // The guarded value is `()`: a poisoned lock has nothing half-written.
+    let _serial = CACHE_LOCK
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     // Loads the user's configuration (file and environment) the way cubecl would.
     let current = CubeClRuntimeConfig::get();
-    if let Some(cache) = &current.compilation.cache {
-        return matches!(cache, CacheConfig::File(d) if *d == dir);
+    match &current.compilation.cache {
+        Some(CacheConfig::File(d)) => {
+            let in_use = *d == dir;
+            (create(), in_use)
+        }
+        Some(_) => (create(), false),
+        None => {
+            let mut config = (*current).clone();
+            config.compilation.cache = Some(CacheConfig::File(dir));
+            let restore = Restore(Some(current));
+            *CubeClRuntimeConfig::storage().lock() = Some(Arc::new(config));
+            let made = create();
+            drop(restore);
+            (made, true)
+        }
     }
-    let mut config = (*current).clone();
-    config.compilation.cache = Some(CacheConfig::File(dir));
-    *CubeClRuntimeConfig::storage().lock() = Some(Arc::new(config));
-    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig, cache::CacheConfig};
+    use std::path::PathBuf;
+    use std::sync::Arc;
+
+    fn configured() -> Option<PathBuf> {
+        match &CubeClRuntimeConfig::get().compilation.cache {
+            Some(CacheConfig::File(d)) => Some(d.clone()),
+            _ => None,
+        }
+    }
+
+    // One test: cubecl's configuration is process-wide, and no other test here touches it.
+    #[test]
+    fn the_cache_directory_is_set_only_while_a_client_is_created_and_never_over_the_users() {
+        let (a, b, user) = (
+            PathBuf::from("/tmp/cubeport-a"),
+            PathBuf::from("/tmp/cubeport-b"),
+            PathBuf::from("/tmp/user-cache"),
+        );
+        assert_eq!(
+            configured(),
+            None,
+            "no cubecl.toml with a cache where the tests run"
+        );
+        // The client's creation sees the directory; the configuration is put back after it.
+        assert_eq!(
+            with_kernel_cache(a.clone(), configured),
+            (Some(a.clone()), true)
+        );
+        assert_eq!(configured(), None);
+        assert_eq!(with_kernel_cache(b.clone(), configured), (Some(b), true));
+        // Also when the creation unwinds.
+        let unwound = std::panic::catch_unwind(|| with_kernel_cache(a.clone(), || panic!("x")));
+        assert!(unwound.is_err());
+        assert_eq!(configured(), None);
+        // A directory from the user's own configuration wins and stays.
+        let mut config = (*CubeClRuntimeConfig::get()).clone();
+        config.compilation.cache = Some(CacheConfig::File(user.clone()));
+        *CubeClRuntimeConfig::storage().lock() = Some(Arc::new(config.clone()));
+        assert_eq!(
+            with_kernel_cache(a.clone(), configured),
+            (Some(user.clone()), false)
+        );
+        assert_eq!(configured(), Some(user.clone()));
+        assert_eq!(
+            with_kernel_cache(user.clone(), configured),
+            (Some(user), true)
+        );
+        // So does any other cache location the user chose.
+        config.compilation.cache = Some(CacheConfig::Target);
+        *CubeClRuntimeConfig::storage().lock() = Some(Arc::new(config));
+        assert_eq!(with_kernel_cache(a, configured), (None, false));
+    }
 }

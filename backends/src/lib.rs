@@ -26,7 +26,7 @@ pub use probe::{BackendStatus, available, backend_from_env, discover};
 
 #[cfg(feature = "wgpu")]
 pub use devices::wgpu_client_on;
-pub use devices::{DEVICE_ENV, DeviceInfo, device_from_env, devices, install_kernel_cache};
+pub use devices::{DEVICE_ENV, DeviceInfo, device_from_env, devices, with_kernel_cache};
 #[cfg(feature = "cuda")]
 pub use devices::{cuda_capability, cuda_client_on};
 #[cfg(feature = "cuda")]

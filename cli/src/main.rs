@@ -68,6 +68,14 @@ fn devices() -> ExitCode {
                         None => println!("  kernel cache: off"),
                     }
                 }
+                // Only cubecl's SPIR-V compiler keeps its output; WGSL is compiled every run.
+                #[cfg(feature = "wgpu-spirv")]
+                if kind == BackendKind::Wgpu {
+                    match cubeport::wgpu_kernel_cache_dir() {
+                        Some(dir) => println!("  kernel cache (SPIR-V): {}", dir.display()),
+                        None => println!("  kernel cache: off"),
+                    }
+                }
                 match caps_for(kind) {
                     Ok(caps) => println!("  {caps}"),
                     Err(e) => println!("  client failed: {e}"),
