@@ -72,8 +72,15 @@ pub(crate) fn time_host(
 
 type Launch<'a> = dyn FnMut() -> Result<(), Error> + 'a;
 
-/// Batches sized to ~20 ms (5 with `quick`), warmed up until two agree within 3%, then the
-/// median of 7 (3) batches timed by `timed(run, wait, launches)`.
+/// The shortest warm-up of a case, in seconds. A GPU left idle while the case's kernels
+/// compiled (hundreds of ms for a first launch) clocks down, and ramps back over a time of
+/// this order; two batches taken during the ramp can agree within 3% while both are slow, so
+/// agreement alone would let the first case of a group be timed at idle clocks.
+const MIN_WARM_UP: f64 = 0.2;
+
+/// Batches sized to ~20 ms (5 with `quick`), warmed up for at least [`MIN_WARM_UP`] (not with
+/// `quick`: the main job's and `bench --quick`'s rough figures) and until two batches agree
+/// within 3%, then the median of 7 (3) batches timed by `timed(run, wait, launches)`.
 fn median_of_batches<'a, F: ?Sized + FnMut() -> Result<(), Error> + 'a>(
     quick: bool,
     run: &mut F,
@@ -88,6 +95,11 @@ fn median_of_batches<'a, F: ?Sized + FnMut() -> Result<(), Error> + 'a>(
     let once = t.elapsed().as_secs_f64().max(1e-7);
     let target = if quick { 0.005 } else { 0.02 };
     let batch = ((target / once) as usize).clamp(1, 2000);
+    let min_warm_up = if quick { 0.0 } else { MIN_WARM_UP };
+    let warm_up = Instant::now();
+    while warm_up.elapsed().as_secs_f64() < min_warm_up {
+        timed(run, wait, batch)?;
+    }
     let mut last = timed(run, wait, batch)?;
     for _ in 0..8 {
         let now = timed(run, wait, batch)?;

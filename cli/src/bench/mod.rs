@@ -27,7 +27,8 @@
 //! 7. **Phases**: the wall time of each part of the run (set-up — inputs, uploads, reference
 //!    checks — apart from timing), so a slow run says where its time went.
 //!
-//! Timing: launches batched between syncs (≥ 20 ms per batch), warm-up until two batches agree
+//! Timing: launches batched between syncs (≥ 20 ms per batch), warm-up of at least 0.2 s (a GPU
+//! that idled while a case compiled must reach its clocks again) and until two batches agree
 //! within 3%, median of 7 batches. Kernels and ceilings use the backend's device timers where it
 //! has them (`Caps::device_timing`: wgpu's timestamp queries, through cubecl's `client.profile`,
 //! one launch per profile; `--host-timing` turns that off). The timers are checked once: the copy

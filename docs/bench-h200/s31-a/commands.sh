@@ -12,7 +12,8 @@
 # main job and the strict wgpu suite through SPIR-V. Added in s32 (the plan first ran then):
 # (9) `attsan`: compute-sanitizer on the attention and norm examples (issue 24); (10) `i22`:
 # issue 22's closing figures, every shape class against cuBLAS, then `cubeport bench --family
-# matmul`.
+# matmul`. Added in s33: (11) `userloop`: issue 23's host-vs-device matmul anomaly
+# (examples/user_loop through WGSL, SPIR-V and CUDA; needs a pack of s33 or later).
 # Pack: docs/bench-h200/s31-a/pack.sh (ORDER picks parts, e.g. ORDER="attention norms att").
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s31-a/commands.sh
 set -u
@@ -208,7 +209,22 @@ CUBEPORT_BACKEND=cuda CUBEPORT_BENCH_DTYPES=f16 CUBEPORT_MATMUL_ONLY=1 CUBEPORT_
 stamp
 } > "$OUT/decode.txt" 2>&1
 }
+userloop() {
+{
+stamp
+# Issue 23's first timing anomaly (added in s33): a WGSL f32 4096³ matmul took 19 ms per call
+# host-timed against 4.7 ms by the device timers. examples/user_loop times the first call
+# (compile), owned and preallocated loops and the device timer in one process per build; the
+# kernel cache is off so each first call compiles.
+for v in "wgpu example-user_loop" "wgpu example-user_loop-spirv" "cuda example-user_loop"; do
+  set -- $v; echo "##### $1 $2"
+  l=$(left); [ "$l" -gt 25 ] && CUBEPORT_BACKEND=$1 SHAPE=${UL_SHAPE:-4096x4096x4096} DTYPE=f32 CUBEPORT_KERNEL_CACHE=off \
+    timeout $(( l < 65 ? l - 5 : 60 )) $B/$2 2>&1 | tail -7
+done
+stamp
+} > "$OUT/userloop.txt" 2>&1
+}
 for part in ${ORDER:-sc compiler att norms}; do "$part"; done
 rm -rf "$OUT/t"
 kill $dog 2>/dev/null
-for f in sc compiler f32mm spirvsuite attention attsan att norm depth decode i22; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -200; done
+for f in sc compiler f32mm userloop spirvsuite attention attsan att norm depth decode i22; do [ -f "$OUT/$f.txt" ] && grep -vE '^\s+(change|thrpt|Found|[0-9]+ \()' "$OUT/$f.txt" | sed -E 's/ +time: +\[([^ ]+ [^ ]+) ([^ ]+ [^ ]+) .*/ time \2/' | head -200; done

@@ -12,10 +12,10 @@ exe() { python3 -c "import json,sys; [print(m['executable']) for m in map(json.l
 # Since s33 the workspace's default build (what scripts/gpu-pack.sh packs) compiles Vulkan
 # kernels through SPIR-V: those binaries become the `-spirv` names, and the plain names get
 # WGSL builds (the library alone, the CLI without its default `wgpu-spirv`), as the plan expects.
-bench=$(cargo build --release -p cubeport --bench matmul --example matmul_variants --features testing --message-format=json-render-diagnostics | exe matmul)
+bench=$(cargo build --release -p cubeport --bench matmul --example matmul_variants --example user_loop --features testing --message-format=json-render-diagnostics | exe matmul)
 suite=$(cargo test --release -p cubeport --test main --no-run --message-format=json-render-diagnostics | exe main)
 cli=$(cargo build --release -p cubeport-cli --no-default-features --features cuda,wgpu,cublas --message-format=json-render-diagnostics | exe cubeport)
 PACK_BUILT=1 scripts/gpu-pack-keep.sh bench-reduce bench-attention example-attention_variants example-norm_variants \
   bench-matmul-spirv=.gpu/bin/bench-matmul example-matmul_variants-spirv=.gpu/bin/example-matmul_variants \
-  cubeport-spirv=.gpu/bin/cubeport main-spirv=.gpu/bin/main \
-  "bench-matmul=$bench" "example-matmul_variants=target/release/examples/matmul_variants" "cubeport=$cli" "main=$suite"
+  cubeport-spirv=.gpu/bin/cubeport main-spirv=.gpu/bin/main example-user_loop-spirv=.gpu/bin/example-user_loop \
+  "example-user_loop=target/release/examples/user_loop" "bench-matmul=$bench" "example-matmul_variants=target/release/examples/matmul_variants" "cubeport=$cli" "main=$suite"
