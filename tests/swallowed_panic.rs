@@ -3,16 +3,18 @@
 //! the two-thread test checks.
 
 #[cfg(feature = "wgpu")]
-mod wgsl {
+mod wgpu {
     use cubeport::cubecl;
     use cubeport::cubecl::prelude::*;
     use cubeport::{DeviceTensor, Error};
 
-    /// `sync_plane` has no WGSL form: cubecl's WGSL compiler panics on its device thread and
-    /// drops the panic, so a bare launch would "succeed" and leave the output unwritten.
+    /// `sync_async_proxy_shared` (a fence for Hopper's TMA) has neither a WGSL nor a SPIR-V
+    /// form: either cubecl compiler panics on its device thread and drops the panic, so a bare
+    /// launch would "succeed" and leave the output unwritten. (`sync_plane`, used before, has a
+    /// SPIR-V form and compiles in `wgpu-spirv` builds.)
     #[cube(launch)]
-    fn uses_sync_plane(out: &mut Array<f32>) {
-        sync_plane();
+    fn uses_tma_fence(out: &mut Array<f32>) {
+        sync_async_proxy_shared();
         out[UNIT_POS as usize] = 1.0;
     }
 
@@ -29,8 +31,8 @@ mod wgsl {
             }
         };
         let out = client.create_from_slice(bytemuck::cast_slice(&[0.5f32; 4]));
-        let r = cubeport::checked_launch(&client, "uses_sync_plane", || {
-            uses_sync_plane::launch::<cubecl::wgpu::WgpuRuntime>(
+        let r = cubeport::checked_launch(&client, "uses_tma_fence", || {
+            uses_tma_fence::launch::<cubecl::wgpu::WgpuRuntime>(
                 &client,
                 CubeCount::new_single(),
                 CubeDim::new_1d(4),
@@ -49,7 +51,7 @@ mod wgsl {
     }
 
     fn provoke(client: &ComputeClient<cubecl::wgpu::WgpuRuntime>, out: &cubecl::server::Handle) {
-        uses_sync_plane::launch::<cubecl::wgpu::WgpuRuntime>(
+        uses_tma_fence::launch::<cubecl::wgpu::WgpuRuntime>(
             client,
             CubeCount::new_single(),
             CubeDim::new_1d(4),
@@ -112,7 +114,7 @@ mod wgsl {
                 let provoker = scope.spawn(|| {
                     let mut seen = 0;
                     for _ in 0..20 {
-                        let r = cubeport::checked_launch(&client, "uses_sync_plane", || {
+                        let r = cubeport::checked_launch(&client, "uses_tma_fence", || {
                             provoke(&client, &out);
                             Ok(())
                         });

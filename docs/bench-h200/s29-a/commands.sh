@@ -2,7 +2,8 @@
 # s29-a: issue 20's closing figures in one H200 call (its "done when"): the op-overhead phase
 # on CUDA and wgpu-Vulkan with PyTorch timed the same way, the transfers (pageable, pinned, the
 # wgpu pieces since 9b9fe98), the launch knee, and the main job on CUDA cold (empty kernel
-# cache) then warm. Pack: docs/bench-h200/s27-c/pack.sh (uses only `cubeport`).
+# cache) then warm. Pack: docs/bench-h200/s27-c/pack.sh (uses only `cubeport`), or s31-a's
+# (since s33 it also runs `cubeport-spirv`'s small ops on wgpu when the pack has it).
 #   source .gpu/prelude.sh && bash scripts/gpu-unpack.sh > /dev/null && LIMIT=560 bash docs/bench-h200/s29-a/commands.sh
 set -u
 LIMIT=${LIMIT:-560}
@@ -18,6 +19,13 @@ for be in cuda wgpu; do
   l=$(left); [ "$l" -gt 30 ] && timeout $(( l < 100 ? l - 5 : 95 )) $B/cubeport bench --backend $be --family transfers \
     --json "$OUT/bench-$be.json" 2>&1 | grep -E '^(op |launch|knee|transfer|overlap|wall)|rror'
 done
+# Added in s33: the same small ops on wgpu through SPIR-V (the tool's Vulkan compiler since
+# s33; issue 23 had its trivial kernel at 37 µs against WGSL's 58), where the pack has it.
+if [ -x $B/cubeport-spirv ]; then
+  echo "=== cubeport-spirv bench wgpu --family ops"
+  l=$(left); [ "$l" -gt 30 ] && timeout $(( l < 80 ? l - 5 : 75 )) $B/cubeport-spirv bench --backend wgpu --family ops \
+    --json "$OUT/bench-wgpu-spirv.json" 2>&1 | grep -E '^(op |launch|knee|wall)|rror'
+fi
 stamp
 } > "$OUT/host.txt" 2>&1
 {
