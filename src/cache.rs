@@ -104,6 +104,13 @@ fn with_cache<T>(dir: Option<PathBuf>, create: impl FnOnce() -> T) -> T {
 /// The kernel cache directory of wgpu clients (`None`: disabled). Only builds with the
 /// `wgpu-spirv` feature write to it; the SPIR-V is keyed by the device's properties, so every
 /// adapter shares the directory.
+///
+/// ```
+/// match cubeport::wgpu_kernel_cache_dir() {
+///     Some(dir) => assert!(dir.ends_with("wgpu")),
+///     None => println!("kernel cache disabled (CUBEPORT_KERNEL_CACHE=off)"),
+/// }
+/// ```
 #[cfg(feature = "wgpu")]
 pub fn wgpu_kernel_cache_dir() -> Option<PathBuf> {
     Some(kernel_cache_path(

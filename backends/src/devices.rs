@@ -232,6 +232,14 @@ static CACHE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// wgpu client created at once on two threads each get their own directory. Returns `create`'s
 /// result and whether `dir` was in use. (A client the program created earlier on the same
 /// device is reused by cubecl as it was created.)
+///
+/// ```
+/// // Any creation works; cubeport passes `cuda_client_on(i)` or `wgpu_client_on(i)`.
+/// let dir = std::env::temp_dir().join("my-kernels");
+/// let (made, in_use) = cubeport_backends::with_kernel_cache(dir, || 42);
+/// assert_eq!(made, 42);
+/// assert!(in_use, "no cubecl.toml sets a cache here");
+/// ```
 pub fn with_kernel_cache<T>(dir: std::path::PathBuf, create: impl FnOnce() -> T) -> (T, bool) {
     use cubecl::config::{CubeClRuntimeConfig, RuntimeConfig, cache::CacheConfig};
     use std::sync::Arc;
