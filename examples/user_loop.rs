@@ -59,16 +59,7 @@ fn run<R: Runtime, E: Element>(
     );
 
     let calls = 10;
-    let mut loops = Vec::new();
-    for _ in 0..5 {
-        let t = Instant::now();
-        for _ in 0..calls {
-            drop(cubeport::matmul(client, &a, &b)?);
-        }
-        sync(client)?;
-        loops.push(t.elapsed().as_secs_f64() / calls as f64);
-    }
-    let owned = median(&mut loops);
+    let owned = per_call(client, calls, || cubeport::matmul(client, &a, &b).map(drop))?;
     println!(
         "owned output, {calls} calls then one sync, per call (median of 5 loops): {} ({:.1} TFLOP/s)",
         ms(owned),
@@ -80,18 +71,12 @@ fn run<R: Runtime, E: Element>(
     );
 
     let mut c = DeviceTensor::<E>::empty(client, &[m, n])?;
-    let mut loops = Vec::new();
-    for _ in 0..5 {
-        let t = Instant::now();
-        for _ in 0..calls {
-            cubeport::matmul_into(client, a.as_ref(), b.as_ref(), c.as_mut())?;
-        }
-        sync(client)?;
-        loops.push(t.elapsed().as_secs_f64() / calls as f64);
-    }
+    let into = per_call(client, calls, || {
+        cubeport::matmul_into(client, a.as_ref(), b.as_ref(), c.as_mut())
+    })?;
     println!(
         "preallocated output (matmul_into), the same loop: {}",
-        ms(median(&mut loops))
+        ms(into)
     );
 
     let mut device = Vec::new();
@@ -117,6 +102,25 @@ fn run<R: Runtime, E: Element>(
         ms(median(&mut device))
     );
     Ok(())
+}
+
+/// Seconds per call of `op` called `calls` times back to back then one sync: the median of 5
+/// such loops.
+fn per_call<R: Runtime>(
+    client: &ComputeClient<R>,
+    calls: usize,
+    mut op: impl FnMut() -> Result<(), cubeport::Error>,
+) -> Result<f64, cubeport::Error> {
+    let mut loops = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        for _ in 0..calls {
+            op()?;
+        }
+        sync(client)?;
+        loops.push(t.elapsed().as_secs_f64() / calls as f64);
+    }
+    Ok(median(&mut loops))
 }
 
 fn median(v: &mut [f64]) -> f64 {

@@ -55,11 +55,17 @@ pub fn kernel_cache_root() -> Option<PathBuf> {
 #[cfg(feature = "cuda")]
 pub fn kernel_cache_dir(ordinal: usize) -> Option<PathBuf> {
     let (major, minor) = crate::backends::cuda_capability(ordinal).ok()?;
+    cache_dir(&format!("sm_{major}{minor}"))
+}
+
+/// This build's cache directory for `device` (`None`: disabled).
+#[cfg(any(feature = "cuda", feature = "wgpu"))]
+fn cache_dir(device: &str) -> Option<PathBuf> {
     Some(kernel_cache_path(
         &kernel_cache_root()?,
         env!("CARGO_PKG_VERSION"),
         cubeport_kernels::SOURCE_HASH,
-        &format!("sm_{major}{minor}"),
+        device,
     ))
 }
 
@@ -113,12 +119,7 @@ fn with_cache<T>(dir: Option<PathBuf>, create: impl FnOnce() -> T) -> T {
 /// ```
 #[cfg(feature = "wgpu")]
 pub fn wgpu_kernel_cache_dir() -> Option<PathBuf> {
-    Some(kernel_cache_path(
-        &kernel_cache_root()?,
-        env!("CARGO_PKG_VERSION"),
-        cubeport_kernels::SOURCE_HASH,
-        "wgpu",
-    ))
+    cache_dir("wgpu")
 }
 
 /// A wgpu client on adapter `CUBEPORT_DEVICE` if set, else on cubecl's default adapter, with the

@@ -257,11 +257,10 @@ pub fn with_kernel_cache<T>(dir: std::path::PathBuf, create: impl FnOnce() -> T)
     // Loads the user's configuration (file and environment) the way cubecl would.
     let current = CubeClRuntimeConfig::get();
     match &current.compilation.cache {
-        Some(CacheConfig::File(d)) => {
-            let in_use = *d == dir;
+        Some(cache) => {
+            let in_use = matches!(cache, CacheConfig::File(d) if *d == dir);
             (create(), in_use)
         }
-        Some(_) => (create(), false),
         None => {
             let mut config = (*current).clone();
             config.compilation.cache = Some(CacheConfig::File(dir));
